@@ -1,0 +1,104 @@
+// Package cli holds ralph's command tree: one file per command, each with a
+// constructor that wires flags to an options struct and a run function that
+// takes a context first. Main maps errors to exit codes in one place.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Globals carries what every command needs: the streams it writes to, the
+// directory it works in and a logger.
+type Globals struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Dir is the directory ralph works in (the --dir flag, default ".").
+	Dir    string
+	Logger *slog.Logger
+	// Verbose turns on debug logging to stderr.
+	Verbose bool
+}
+
+// ExitError carries a specific process exit code. A nil Err means the
+// command has already printed what the user needs to see.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Main runs ralph with args and returns the process exit code. It is the
+// one place where errors become exit codes.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: "."}
+	root := newRootCommand(g)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(stderr, "ralph: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(stderr, "ralph: %v\n", err)
+	return 2
+}
+
+func newRootCommand(g *Globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ralph",
+		Short: "Run coding agents in loops until the work is verifiably done",
+		Long: `ralph runs a coding agent (Claude Code, Codex, opencode, Gemini CLI, Amp,
+its own API agent, any command, or a scripted stand-in) in a loop of
+fresh-context iterations until the harness — not the agent — decides the
+work is done: the plan validates, the quality gates pass.
+
+Start with:
+  ralph demo              the whole lifecycle offline, in a temporary repo
+  ralph init              set up .ralph/ and ralph.toml in your repository
+  ralph run "message"     run a task`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			level := slog.LevelWarn
+			if g.Verbose {
+				level = slog.LevelDebug
+			}
+			g.Logger = slog.New(slog.NewTextHandler(g.Stderr, &slog.HandlerOptions{Level: level}))
+		},
+	}
+	root.PersistentFlags().StringVarP(&g.Dir, "dir", "C", ".", "work in `DIR` instead of the current directory")
+	root.PersistentFlags().BoolVarP(&g.Verbose, "verbose", "v", false, "log debug detail to stderr")
+	root.AddCommand(
+		newVersionCommand(g),
+	)
+	return root
+}

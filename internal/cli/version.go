@@ -1,0 +1,28 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is ralph's version, set at link time with
+// -ldflags "-X github.com/ralph-harness/ralph/internal/cli.Version=v1.2.3".
+var Version = "dev"
+
+func newVersionCommand(g *Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print ralph's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := Version
+			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+				v = bi.Main.Version
+			}
+			fmt.Fprintf(g.Stdout, "ralph %s\n", v)
+			return nil
+		},
+	}
+}
