@@ -1,0 +1,292 @@
+// Package proc runs agent and gate subprocesses the way a long unattended
+// run needs: each in its own session and process group, its output read
+// line by line as it arrives, the whole group killed on cancellation, on an
+// idle timeout or when the leader exits (so nothing it started is left
+// behind), and the parent's nested-agent variables removed from its
+// environment.
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrIdle means the process printed nothing for longer than the idle
+// timeout and was killed.
+var ErrIdle = errors.New("no output within the idle timeout")
+
+// Spec describes one subprocess.
+type Spec struct {
+	// Argv is the program and its arguments. It is never passed to a shell.
+	Argv []string
+	// Dir is the working directory.
+	Dir string
+	// Env is added to the scrubbed parent environment (KEY=VALUE).
+	Env []string
+	// Stdin is written to the process's standard input, which is then
+	// closed. Nil means an empty standard input.
+	Stdin io.Reader
+	// OnLine is called for every line of standard output, without its
+	// newline, from a single goroutine. Nil discards standard output.
+	OnLine func(line string)
+	// OnStderrLine is called for every line of standard error. Standard
+	// error is also kept (the last StderrLimit bytes) for error messages.
+	OnStderrLine func(line string)
+	// IdleTimeout kills the process group when neither output stream has
+	// produced anything for this long. Zero means no idle limit.
+	IdleTimeout time.Duration
+	// KillGrace is how long the group has between SIGTERM and SIGKILL
+	// when cancelled. Zero means 2 seconds.
+	KillGrace time.Duration
+}
+
+// Result is how a subprocess ended.
+type Result struct {
+	// ExitCode is the exit status, -1 when killed by a signal.
+	ExitCode int
+	// Stderr is the tail of standard error.
+	Stderr string
+	// Duration is the wall time from start to exit.
+	Duration time.Duration
+}
+
+// StderrLimit is how much of the end of standard error Result keeps.
+const StderrLimit = 16 << 10
+
+// maxLine is the longest output line delivered whole; longer lines are
+// split (agent event streams can carry large tool results on one line).
+const maxLine = 64 << 20
+
+// nestedAgentVars are variables an agent CLI sets for its own children.
+// A ralph started from inside such an agent must not pass them on, or the
+// child agent believes it is nested and changes its behaviour.
+var nestedAgentVars = []string{
+	"CLAUDECODE",
+	"CLAUDE_CODE_ENTRYPOINT",
+	"CLAUDE_CODE_SSE_PORT",
+	"CODEX_SANDBOX",
+	"CODEX_SANDBOX_NETWORK_DISABLED",
+	"CODEX_THREAD_ID",
+	"GEMINI_CLI",
+	"OPENCODE",
+	"AMP_THREAD_ID",
+}
+
+// Environ returns the parent's environment without the nested-agent
+// variables, followed by extra.
+func Environ(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if isNested(name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+func isNested(name string) bool {
+	for _, n := range nestedAgentVars {
+		if name == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Run starts the process described by s and waits for it to end. It
+// returns an error wrapping exec.ErrNotFound when the program does not
+// exist, ErrIdle on an idle timeout, and ctx.Err() when ctx ended first;
+// a non-zero exit status is not an error (see Result.ExitCode).
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if len(s.Argv) == 0 {
+		return Result{}, errors.New("run: empty command")
+	}
+	path, err := exec.LookPath(s.Argv[0])
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+	}
+	cmd := exec.Command(path, s.Argv[1:]...)
+	cmd.Args[0] = s.Argv[0]
+	cmd.Dir = s.Dir
+	cmd.Env = Environ(s.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if s.Stdin != nil {
+		cmd.Stdin = s.Stdin
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+	}
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+	}
+	// The child has its own copies of the write ends.
+	outW.Close()
+	errW.Close()
+	pgid := cmd.Process.Pid
+
+	activity := make(chan struct{}, 1)
+	touch := func() {
+		select {
+		case activity <- struct{}{}:
+		default:
+		}
+	}
+	var stderr tail
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		readLines(outR, func(line string) {
+			touch()
+			if s.OnLine != nil {
+				s.OnLine(line)
+			}
+		})
+	}()
+	go func() {
+		defer readers.Done()
+		readLines(errR, func(line string) {
+			touch()
+			stderr.write(line)
+			if s.OnStderrLine != nil {
+				s.OnStderrLine(line)
+			}
+		})
+	}()
+
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	grace := s.KillGrace
+	if grace == 0 {
+		grace = 2 * time.Second
+	}
+	var idle <-chan time.Time
+	var idleTimer *time.Timer
+	if s.IdleTimeout > 0 {
+		idleTimer = time.NewTimer(s.IdleTimeout)
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+	}
+
+	var waitErr, cause error
+loop:
+	for {
+		select {
+		case waitErr = <-exited:
+			break loop
+		case <-activity:
+			if idleTimer != nil {
+				idleTimer.Reset(s.IdleTimeout)
+			}
+		case <-idle:
+			cause = ErrIdle
+			waitErr = terminate(pgid, grace, exited)
+			break loop
+		case <-ctx.Done():
+			cause = ctx.Err()
+			waitErr = terminate(pgid, grace, exited)
+			break loop
+		}
+	}
+	// Whatever the leader left running goes with it.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	readers.Wait()
+	outR.Close()
+	errR.Close()
+
+	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start)}
+	if cause != nil {
+		return res, cause
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return res, fmt.Errorf("run %s: %w", s.Argv[0], waitErr)
+	}
+	return res, nil
+}
+
+// terminate sends SIGTERM to the group, then SIGKILL after grace, and
+// returns the leader's wait error.
+func terminate(pgid int, grace time.Duration, exited <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		return err
+	case <-time.After(grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-exited
+	}
+}
+
+func readLines(r io.Reader, fn func(string)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if len(chunk) > 0 || isPrefix {
+			buf = append(buf, chunk...)
+		}
+		if err != nil {
+			if len(buf) > 0 {
+				fn(string(buf))
+			}
+			return
+		}
+		if isPrefix && len(buf) < maxLine {
+			continue
+		}
+		fn(string(bytes.TrimSuffix(buf, []byte("\r"))))
+		buf = buf[:0]
+	}
+}
+
+// tail keeps the last StderrLimit bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) write(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, line...)
+	t.buf = append(t.buf, '\n')
+	if len(t.buf) > StderrLimit {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-StderrLimit:]...)
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
