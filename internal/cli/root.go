@@ -99,6 +99,7 @@ Start with:
 	root.PersistentFlags().BoolVarP(&g.Verbose, "verbose", "v", false, "log debug detail to stderr")
 	root.AddCommand(
 		newVersionCommand(g),
+		newRecipeCommand(g),
 	)
 	return root
 }
