@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Iteration is one row of the iterations table.
+type Iteration struct {
+	TaskID       int64     `json:"task_id"`
+	Number       int       `json:"number"`
+	Phase        string    `json:"phase"`
+	Step         string    `json:"step,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	EndedAt      time.Time `json:"ended_at,omitzero"`
+	Outcome      string    `json:"outcome"`
+	ToolCalls    int       `json:"tool_calls"`
+	Signature    string    `json:"signature,omitempty"`
+	Final        string    `json:"final,omitempty"`
+	CostUSD      float64   `json:"cost_usd"`
+	InputTokens  int64     `json:"input_tokens"`
+	OutputTokens int64     `json:"output_tokens"`
+}
+
+// StartIteration records the start of an iteration. Starting the same
+// number twice (a retry after a rate limit) resets its row.
+func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, phase, step string) error {
+	_, err := s.db.ExecContext(ctx, `
+		INSERT INTO iterations (task_id, number, phase, step, started_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (task_id, number) DO UPDATE SET phase = excluded.phase, step = excluded.step,
+			started_at = excluded.started_at, ended_at = NULL, outcome = ''`,
+		taskID, number, phase, step, s.stamp())
+	if err != nil {
+		return fmt.Errorf("start iteration: %w", err)
+	}
+	return nil
+}
+
+// EndIteration records how an iteration ended and adds its usage to the
+// task's totals, in one transaction.
+func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var prevCost float64
+		var prevIn, prevOut int64
+		err := tx.QueryRowContext(ctx, `SELECT cost_usd, input_tokens, output_tokens FROM iterations WHERE task_id = ? AND number = ?`,
+			it.TaskID, it.Number).Scan(&prevCost, &prevIn, &prevOut)
+		if err != nil {
+			return fmt.Errorf("end iteration: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `
+			UPDATE iterations SET ended_at = ?, outcome = ?, tool_calls = ?, signature = ?, final = ?,
+				cost_usd = ?, input_tokens = ?, output_tokens = ?
+			WHERE task_id = ? AND number = ?`,
+			s.stamp(), it.Outcome, it.ToolCalls, it.Signature, it.Final, it.CostUSD, it.InputTokens, it.OutputTokens,
+			it.TaskID, it.Number)
+		if err != nil {
+			return fmt.Errorf("end iteration: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `
+			UPDATE tasks SET cost_usd = cost_usd + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?
+			WHERE id = ?`,
+			it.CostUSD-prevCost, it.InputTokens-prevIn, it.OutputTokens-prevOut, it.TaskID)
+		return err
+	})
+}
+
+// CloseOpenIterations marks iterations that never ended (the process
+// died) as interrupted.
+func (s *Store) CloseOpenIterations(ctx context.Context, taskID int64) error {
+	_, err := s.db.ExecContext(ctx,
+		`UPDATE iterations SET ended_at = ?, outcome = 'interrupted' WHERE task_id = ? AND ended_at IS NULL`,
+		s.stamp(), taskID)
+	return err
+}
+
+// LastIterationNumber returns the highest iteration number of a task.
+func (s *Store) LastIterationNumber(ctx context.Context, taskID int64) (int, error) {
+	var n sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT MAX(number) FROM iterations WHERE task_id = ?`, taskID).Scan(&n)
+	return int(n.Int64), err
+}
+
+// Iterations returns a task's iterations in order.
+func (s *Store) Iterations(ctx context.Context, taskID int64) ([]Iteration, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT task_id, number, phase, step, started_at, ended_at, outcome, tool_calls, signature, final,
+			cost_usd, input_tokens, output_tokens
+		FROM iterations WHERE task_id = ? ORDER BY number`, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Iteration
+	for rows.Next() {
+		var it Iteration
+		var started, ended sql.NullString
+		if err := rows.Scan(&it.TaskID, &it.Number, &it.Phase, &it.Step, &started, &ended, &it.Outcome, &it.ToolCalls,
+			&it.Signature, &it.Final, &it.CostUSD, &it.InputTokens, &it.OutputTokens); err != nil {
+			return nil, err
+		}
+		it.StartedAt, it.EndedAt = parseTime(started), parseTime(ended)
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// State keys other processes write for the running loop to read.
+const (
+	// KeyStopRequest holds the reason of a pending stop request.
+	KeyStopRequest = "stop_requested"
+)
+
+// SetState writes a key.
+func (s *Store) SetState(ctx context.Context, key, value string) error {
+	_, err := s.db.ExecContext(ctx, `
+		INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		key, value, s.stamp())
+	if err != nil {
+		return fmt.Errorf("set state %s: %w", key, err)
+	}
+	return nil
+}
+
+// State reads a key; ok is false when it is not set.
+func (s *Store) State(ctx context.Context, key string) (value string, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read state %s: %w", key, err)
+	}
+	return value, true, nil
+}
+
+// DeleteState removes a key.
+func (s *Store) DeleteState(ctx context.Context, key string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM state WHERE key = ?`, key)
+	return err
+}

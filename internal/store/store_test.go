@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenMigratesAndReopens(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.CreateTask(ctx, 1, "build it", "fresh", "script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartIteration(ctx, id, 1, "plan", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndIteration(ctx, Iteration{TaskID: id, Number: 1, Outcome: "continue", CostUSD: 0.25, InputTokens: 10}); err != nil {
+		t.Fatal(err)
+	}
+	// A retried iteration replaces its usage instead of adding it twice.
+	if err := s.StartIteration(ctx, id, 1, "plan", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndIteration(ctx, Iteration{TaskID: id, Number: 1, Outcome: "continue", CostUSD: 0.5, InputTokens: 20}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	task, err := s.LatestTask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.CostUSD != 0.5 || task.InputTokens != 20 {
+		t.Errorf("task totals = $%v / %d tokens, want $0.5 / 20", task.CostUSD, task.InputTokens)
+	}
+	if err := s.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStateAndEvents(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok, _ := s.State(ctx, KeyStopRequest); ok {
+		t.Fatal("fresh store has a stop request")
+	}
+	if err := s.SetState(ctx, KeyStopRequest, "enough"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := s.State(ctx, KeyStopRequest); !ok || v != "enough" {
+		t.Fatalf("stop request = %q, %v", v, ok)
+	}
+	id, _ := s.CreateTask(ctx, 1, "m", "", "script")
+	for i := 0; i < 3; i++ {
+		if _, err := s.AddEvent(ctx, Event{TaskID: id, Iteration: 1, Kind: "text", Text: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := s.EventsAfter(ctx, id, 1, 10)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("EventsAfter = %d events, %v; want 2", len(evs), err)
+	}
+}
