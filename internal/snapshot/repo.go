@@ -1,0 +1,517 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// privatePaths are ralph's harness-private files, never part of a snapshot
+// and never touched by a rollback, whatever .gitignore says.
+var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs"}
+
+// excludes are privatePaths as exclude pathspecs.
+var excludes = func() []string {
+	var ex []string
+	for _, p := range privatePaths {
+		ex = append(ex, ":(exclude)"+p)
+	}
+	return ex
+}()
+
+// gitConfig keeps the private index self-contained whatever the user's
+// configuration says.
+var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false"}
+
+// repoLocks serialises writes to one repository across every Repo value in
+// the process; git's lock files serialise them across processes.
+var repoLocks sync.Map // git dir → *sync.Mutex
+
+// Repo is the snapshot store of one git working tree. Its methods are safe
+// for concurrent use.
+type Repo struct {
+	top    string // working tree root
+	gitDir string // absolute git directory of this working tree
+	index  string // private index file
+	env    []string
+	logger *slog.Logger
+	mu     *sync.Mutex
+	now    func() time.Time
+}
+
+// Open returns the snapshot store of the git working tree that contains dir.
+// It fails with ErrNotGitRepo when dir is not inside a working tree (a bare
+// repository or a .git directory has none). A nil logger discards logs.
+func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("open snapshots: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open snapshots: %w", err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("open snapshots: %w", err)
+	}
+	out, err := runGit(ctx, abs, baseEnv("LC_ALL=C"), nil, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	if err != nil {
+		var ge *gitError
+		if errors.As(err, &ge) && (strings.Contains(ge.stderr, "not a git repository") || strings.Contains(ge.stderr, "must be run in a work tree")) {
+			return nil, fmt.Errorf("open snapshots in %s: %w", abs, ErrNotGitRepo)
+		}
+		return nil, fmt.Errorf("open snapshots in %s: %w", abs, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 2 || lines[1] == "" {
+		return nil, fmt.Errorf("open snapshots in %s: %w", abs, ErrNotGitRepo)
+	}
+	gitDir, top := lines[0], lines[1]
+	index := filepath.Join(gitDir, "ralph", "index")
+	env := baseEnv(append([]string{
+		"LC_ALL=C", "GIT_TERMINAL_PROMPT=0",
+		"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index,
+	}, identity...)...)
+	mu, _ := repoLocks.LoadOrStore(gitDir, new(sync.Mutex))
+	return &Repo{
+		top:    top,
+		gitDir: gitDir,
+		index:  index,
+		env:    env,
+		logger: logger.With("component", "snapshot"),
+		mu:     mu.(*sync.Mutex),
+		now:    time.Now,
+	}, nil
+}
+
+// Root returns the root of the working tree the snapshots are taken of.
+func (r *Repo) Root() string { return r.top }
+
+// git runs a git subcommand against the repository and the private index.
+// extraEnv entries override r.env.
+func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ...string) ([]byte, error) {
+	env := r.env
+	if len(extraEnv) > 0 {
+		env = append(slices.Clip(r.env), extraEnv...)
+	}
+	start := time.Now()
+	out, err := runGit(ctx, r.top, env, stdin, append(slices.Clip(gitConfig), args...)...)
+	r.logger.Debug("git", "args", args, "elapsed", time.Since(start), "err", err)
+	return out, err
+}
+
+// Save snapshots the whole working tree under name, with message as the
+// commit message (a default when empty). Names must be ValidName. A manual
+// or rollback name that is taken gets the first free suffix ("-2", "-3"…);
+// the returned Snapshot carries the name used. A taken task or stall name
+// is ErrSnapshotExists.
+func (r *Repo) Save(ctx context.Context, name, message string) (Snapshot, error) {
+	if !ValidName(name) {
+		return Snapshot{}, fmt.Errorf("save %q: %w (names are %s)", name, ErrInvalidName, NameForms)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, err := r.save(ctx, name, message)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("save %s: %w", name, err)
+	}
+	return s, nil
+}
+
+func (r *Repo) save(ctx context.Context, name, message string) (Snapshot, error) {
+	start := time.Now()
+	kind, task, _ := ParseName(name)
+	tree, err := r.currentTree(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	parent := r.tip(ctx)
+	now := r.now()
+	msg := cleanMessage(message)
+	for i := 1; ; i++ {
+		n := name
+		if i > 1 {
+			n = fmt.Sprintf("%s-%d", name, i)
+		}
+		commit, err := r.commitTree(ctx, tree, parent, n, msg, now)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		err = r.createRef(ctx, n, commit)
+		if err == nil {
+			s := Snapshot{Name: n, Commit: commit, Tree: tree, Kind: kind, Task: task, Message: msg, Time: now}
+			r.logger.Debug("saved snapshot", "name", n, "commit", commit, "elapsed", time.Since(start))
+			return s, nil
+		}
+		if !errors.Is(err, errRefExists) {
+			return Snapshot{}, err
+		}
+		// Only timestamped names without a suffix are made unique.
+		if !uniqueKind(kind) || strings.Count(name, "-") != 1 || i >= 1000 {
+			return Snapshot{}, ErrSnapshotExists
+		}
+	}
+}
+
+// cleanMessage drops control characters other than newline and tab, so the
+// message cannot break the record separators List reads.
+func cleanMessage(m string) string {
+	m = strings.Map(func(c rune) rune {
+		if c < 0x20 && c != '\n' && c != '\t' {
+			return -1
+		}
+		return c
+	}, m)
+	return strings.TrimSpace(m)
+}
+
+// errRefExists marks a createRef that found the name taken.
+var errRefExists = errors.New("ref exists")
+
+// createRef points the snapshot ref and the tip at commit in one
+// transaction; it fails with errRefExists when the name is taken.
+func (r *Repo) createRef(ctx context.Context, name, commit string) error {
+	in := fmt.Sprintf("create %s%s %s\nupdate %s %s\n", RefPrefix, name, commit, TipRef, commit)
+	_, err := r.git(ctx, []byte(in), nil, "update-ref", "-m", "ralph snapshot "+name, "--stdin")
+	var ge *gitError
+	if errors.As(err, &ge) && strings.Contains(ge.stderr, "reference already exists") {
+		return errRefExists
+	}
+	return err
+}
+
+// tip returns the newest snapshot commit, "" when there is none.
+func (r *Repo) tip(ctx context.Context) string {
+	out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", TipRef+"^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+const (
+	trailerName = "Ralph-Snapshot: "
+	trailerTime = "Ralph-Time: "
+)
+
+func (r *Repo) commitTree(ctx context.Context, tree, parent, name, msg string, now time.Time) (string, error) {
+	subject := msg
+	if subject == "" {
+		subject = "ralph snapshot " + name
+	}
+	full := fmt.Sprintf("%s\n\n%s%s\n%s%s\n", subject, trailerName, name, trailerTime, now.UTC().Format(time.RFC3339Nano))
+	date := fmt.Sprintf("%d +0000", now.Unix())
+	args := []string{"commit-tree", "--no-gpg-sign", tree}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	args = append(args, "-F", "-")
+	out, err := r.git(ctx, []byte(full), []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// stage brings the private index up to date with the working tree. The
+// first time, the index is seeded from HEAD (when there is one) so that
+// tracked files a .gitignore pattern matches are kept, as git keeps them.
+func (r *Repo) stage(ctx context.Context) error {
+	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
+		if err := r.seed(ctx); err != nil {
+			return fmt.Errorf("seed private index: %w", err)
+		}
+	}
+	args := append([]string{"add", "-A", "--", "."}, excludes...)
+	if _, err := r.git(ctx, nil, nil, args...); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *Repo) seed(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Dir(r.index), 0o755); err != nil {
+		return err
+	}
+	out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", "HEAD^{tree}")
+	if err != nil {
+		return nil // no commits yet: git add builds the index from nothing
+	}
+	head := strings.TrimSpace(string(out))
+	tmp := r.index + ".seed"
+	env := []string{"GIT_INDEX_FILE=" + tmp}
+	_ = os.Remove(tmp)
+	if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
+		return err
+	}
+	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)
+	if _, err := r.git(ctx, nil, env, args...); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, r.index)
+}
+
+// currentTree stages the working tree and returns its tree id.
+func (r *Repo) currentTree(ctx context.Context) (string, error) {
+	if err := r.stage(ctx); err != nil {
+		return "", err
+	}
+	out, err := r.git(ctx, nil, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// List returns every snapshot, oldest first.
+func (r *Repo) List(ctx context.Context) ([]Snapshot, error) {
+	ss, err := r.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	return ss, nil
+}
+
+func (r *Repo) list(ctx context.Context) ([]Snapshot, error) {
+	const format = "--format=%(refname)%1f%(objectname)%1f%(tree)%1f%(creatordate:unix)%1f%(contents)%1e"
+	out, err := r.git(ctx, nil, nil, "for-each-ref", format, RefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var ss []Snapshot
+	for rec := range strings.SplitSeq(string(out), "\x1e\n") {
+		if rec == "" {
+			continue
+		}
+		f := strings.SplitN(rec, "\x1f", 5)
+		if len(f) != 5 {
+			continue
+		}
+		name, ok := strings.CutPrefix(f[0], RefPrefix)
+		kind, task, valid := ParseName(name)
+		if !ok || !valid || f[2] == "" {
+			r.logger.Debug("ignoring ref in the snapshot namespace", "ref", f[0])
+			continue
+		}
+		s := Snapshot{Name: name, Commit: f[1], Tree: f[2], Kind: kind, Task: task}
+		if sec, err := strconv.ParseInt(f[3], 10, 64); err == nil {
+			s.Time = time.Unix(sec, 0)
+		}
+		s.Message, s.Time = parseMessage(f[4], name, s.Time)
+		ss = append(ss, s)
+	}
+	slices.SortStableFunc(ss, func(a, b Snapshot) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return ss, nil
+}
+
+// parseMessage splits a snapshot commit message into the message given to
+// Save and the precise time from its trailer (fallback t).
+func parseMessage(contents, name string, t time.Time) (string, time.Time) {
+	i := strings.LastIndex(contents, "\n\n"+trailerName)
+	if i < 0 {
+		return strings.TrimSpace(contents), t
+	}
+	msg := strings.TrimSpace(contents[:i])
+	if msg == "ralph snapshot "+name {
+		msg = ""
+	}
+	for line := range strings.SplitSeq(contents[i+2:], "\n") {
+		if v, ok := strings.CutPrefix(line, trailerTime); ok {
+			if pt, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				t = pt
+			}
+		}
+	}
+	return msg, t
+}
+
+// Resolve returns the snapshot called name, or an *UnknownSnapshotError
+// (errors.Is ErrNoSuchSnapshot) listing the valid names.
+func (r *Repo) Resolve(ctx context.Context, name string) (Snapshot, error) {
+	s, err := r.resolve(ctx, name)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("resolve snapshot: %w", err)
+	}
+	return s, nil
+}
+
+func (r *Repo) resolve(ctx context.Context, name string) (Snapshot, error) {
+	ss, err := r.list(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if ValidName(name) {
+		for _, s := range ss {
+			if s.Name == name {
+				return s, nil
+			}
+		}
+	}
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = s.Name
+	}
+	return Snapshot{}, &UnknownSnapshotError{Name: name, Malformed: !ValidName(name), Valid: names}
+}
+
+// Exists reports whether a snapshot called name exists.
+func (r *Repo) Exists(ctx context.Context, name string) (bool, error) {
+	if !ValidName(name) {
+		return false, nil
+	}
+	out, err := r.git(ctx, nil, nil, "for-each-ref", "--format=%(objectname)", RefPrefix+name)
+	if err != nil {
+		return false, fmt.Errorf("look up snapshot %s: %w", name, err)
+	}
+	return len(bytes.TrimSpace(out)) > 0, nil
+}
+
+// Rollback makes the working tree exactly the snapshot called name: files
+// that differ are rewritten, files added since are removed, ignored files
+// and ralph's private files are left alone. It first saves the current tree
+// as a rollback-<unix> snapshot and returns it, so that rolling back to it
+// undoes the rollback. If that save fails nothing is touched. An unknown or
+// malformed name is an *UnknownSnapshotError.
+func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err error) {
+	target, err := r.resolve(ctx, name)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("rollback: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := time.Now()
+	undo, err = r.save(ctx, Rollback(r.now()), "before rollback to "+name)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("rollback to %s: save the current state first: %w", name, err)
+	}
+	if undo.Tree != target.Tree {
+		// The private index now matches the working tree exactly, so a
+		// one-way merge to the target touches only the files that differ.
+		if _, err := r.git(ctx, nil, nil, "read-tree", "--reset", "-u", target.Tree); err != nil {
+			return undo, fmt.Errorf("rollback to %s (the previous state is saved as %s): %w", name, undo.Name, err)
+		}
+	}
+	r.logger.Info("rolled back", "to", name, "undo", undo.Name, "elapsed", time.Since(start))
+	return undo, nil
+}
+
+// Diff lists the files that differ between the snapshot called name and the
+// working tree, sorted by path.
+func (r *Repo) Diff(ctx context.Context, name string) ([]FileChange, error) {
+	target, err := r.resolve(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.stage(ctx); err != nil {
+		return nil, fmt.Errorf("diff %s: %w", name, err)
+	}
+	out, err := r.git(ctx, nil, nil, "diff-index", "--cached", "-z", "--name-status", "--no-renames", target.Commit, "--")
+	if err != nil {
+		return nil, fmt.Errorf("diff %s: %w", name, err)
+	}
+	return parseNameStatus(out), nil
+}
+
+// parseNameStatus reads `--name-status -z` output.
+func parseNameStatus(out []byte) []FileChange {
+	f := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	var cs []FileChange
+	for i := 0; i+1 < len(f); i += 2 {
+		c := Modified
+		switch f[i] {
+		case "A":
+			c = Added
+		case "D":
+			c = Deleted
+		}
+		cs = append(cs, FileChange{Path: f[i+1], Change: c})
+	}
+	slices.SortFunc(cs, func(a, b FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return cs
+}
+
+// Status reports where the working tree stands: the snapshot it equals, if
+// any, how many files differ from the newest snapshot, and when that was.
+func (r *Repo) Status(ctx context.Context) (Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tree, err := r.currentTree(ctx)
+	if err != nil {
+		return Status{}, fmt.Errorf("snapshot status: %w", err)
+	}
+	ss, err := r.list(ctx)
+	if err != nil {
+		return Status{}, fmt.Errorf("snapshot status: %w", err)
+	}
+	st := Status{Count: len(ss)}
+	for i := len(ss) - 1; i >= 0; i-- {
+		if ss[i].Tree == tree {
+			st.Current = ss[i].Name
+			break
+		}
+	}
+	var out []byte
+	if len(ss) == 0 {
+		out, err = r.git(ctx, nil, nil, "ls-tree", "-r", "-z", "--name-only", tree)
+	} else {
+		latest := ss[len(ss)-1]
+		st.Latest, st.LastTime = latest.Name, latest.Time
+		out, err = r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", latest.Tree, tree)
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("snapshot status: %w", err)
+	}
+	st.Changes = bytes.Count(out, []byte{0})
+	return st, nil
+}
+
+// ReadFile returns the content of the file at path (slash-separated,
+// relative to the repository root) in the snapshot called name. A path the
+// snapshot does not hold is an error matching fs.ErrNotExist.
+func (r *Repo) ReadFile(ctx context.Context, name, path string) ([]byte, error) {
+	if !fs.ValidPath(path) || path == "." || strings.ContainsAny(path, "\n\x00") {
+		return nil, fmt.Errorf("read %q at %s: %w", path, name, fs.ErrInvalid)
+	}
+	s, err := r.resolve(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	out, err := r.git(ctx, []byte(s.Commit+":"+path+"\n"), nil, "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", path, name, err)
+	}
+	header, body, _ := bytes.Cut(out, []byte("\n"))
+	f := strings.Fields(string(header))
+	if len(f) == 2 && f[1] == "missing" {
+		return nil, fmt.Errorf("read %s at %s: %w", path, name, fs.ErrNotExist)
+	}
+	if len(f) != 3 || f[1] != "blob" {
+		return nil, fmt.Errorf("read %s at %s: not a file (%s)", path, name, header)
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size > len(body) {
+		return nil, fmt.Errorf("read %s at %s: bad cat-file output %q", path, name, header)
+	}
+	return body[:size], nil
+}
