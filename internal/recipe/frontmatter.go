@@ -226,8 +226,8 @@ func closingQuote(s string) int {
 	return -1
 }
 
-// unquote strips one level of "double" (Go escapes) or 'single' (” for ')
-// quotes; a bare value is returned as it is.
+// unquote strips one level of "double" (Go escapes) or 'single' quotes (two
+// single quotes inside stand for one); a bare value is returned as it is.
 func unquote(v string) (string, error) {
 	if v == "" {
 		return v, nil
