@@ -1,0 +1,224 @@
+// Package config reads ralph.toml, the optional configuration file at the
+// repository root. Every setting has a default, so a workspace without the
+// file works; a file that exists but cannot be read or parsed is an error
+// that names the file and the line.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the configuration file's name at the repository root.
+const FileName = "ralph.toml"
+
+// Config is ralph.toml.
+type Config struct {
+	// Agent is the backend: auto, claude, codex, opencode, gemini, amp,
+	// api, command or script.
+	Agent string `toml:"agent"`
+	// Model is passed to backends that choose a model.
+	Model string `toml:"model"`
+	// Promise is the text the agent's final message ends with to ask for
+	// completion.
+	Promise string `toml:"promise"`
+
+	Limits Limits `toml:"limits"`
+	Gates  []Gate `toml:"gates"`
+	Stall  Stall  `toml:"stall"`
+	Theme  Theme  `toml:"theme"`
+	// RecipeDirs are extra recipe directories, searched after .ralph/recipes.
+	RecipeDirs []string `toml:"recipe_dirs"`
+	// Agents configures each backend by name: [agents.claude] and so on.
+	Agents map[string]Backend `toml:"agents"`
+	// Notify runs a command (argv, never a shell string) when a human
+	// is needed or a run stalls; the message is its last argument.
+	Notify []string `toml:"notify"`
+}
+
+// Limits bound a run.
+type Limits struct {
+	MaxIterations    int      `toml:"max_iterations"`
+	MaxDuration      Duration `toml:"max_duration"`
+	MaxCost          float64  `toml:"max_cost"`
+	IterationTimeout Duration `toml:"iteration_timeout"`
+	IdleTimeout      Duration `toml:"idle_timeout"`
+	// GateFailures ends the run after this many consecutive gate failures.
+	GateFailures int `toml:"gate_failures"`
+	// MaxWait caps one wait for a rate limit to lift.
+	MaxWait Duration `toml:"max_wait"`
+}
+
+// Gate is a command gate: [[gates]] name, run = [argv…], timeout, dir.
+type Gate struct {
+	Name    string   `toml:"name"`
+	Run     []string `toml:"run"`
+	Dir     string   `toml:"dir"`
+	Timeout Duration `toml:"timeout"`
+	// Optional makes a failure a warning.
+	Optional bool `toml:"optional"`
+}
+
+// Stall holds the stall detectors' thresholds.
+type Stall struct {
+	Repeat         int `toml:"repeat"`
+	NoProgress     int `toml:"no_progress"`
+	RepeatedErrors int `toml:"repeated_errors"`
+}
+
+// Theme configures the theme engine.
+type Theme struct {
+	// Stylesheet is where themes are written, relative to the root.
+	Stylesheet string `toml:"stylesheet"`
+}
+
+// Backend configures one agent backend.
+type Backend struct {
+	// Binary is the program to run (default: the backend's usual name).
+	Binary string `toml:"binary"`
+	// Args are extra arguments; for the command backend, Command is the
+	// whole argv.
+	Args    []string `toml:"args"`
+	Command []string `toml:"command"`
+	Model   string   `toml:"model"`
+	// Env is extra environment for the agent, KEY=VALUE.
+	Env            []string `toml:"env"`
+	PermissionMode string   `toml:"permission_mode"`
+	MaxTurns       int      `toml:"max_turns"`
+	// BaseURL and APIKeyEnv configure the api backend.
+	BaseURL   string `toml:"base_url"`
+	APIKeyEnv string `toml:"api_key_env"`
+	Provider  string `toml:"provider"`
+}
+
+// Duration is a time.Duration written as "90s", "10m" or "1h30m".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "" || s == "0" {
+		d.Duration = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (use forms like 90s, 10m, 1h30m)", s)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes a duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// DefaultPromise is the completion promise unless configured.
+const DefaultPromise = "<promise>COMPLETE</promise>"
+
+// Default returns the configuration of a workspace without ralph.toml.
+func Default() Config {
+	return Config{
+		Agent:   "auto",
+		Promise: DefaultPromise,
+		Limits: Limits{
+			MaxIterations:    20,
+			IterationTimeout: Duration{30 * time.Minute},
+			IdleTimeout:      Duration{10 * time.Minute},
+			GateFailures:     5,
+			MaxWait:          Duration{6 * time.Hour},
+		},
+		Stall: Stall{Repeat: 3, NoProgress: 3, RepeatedErrors: 3},
+		Theme: Theme{Stylesheet: "src/index.css"},
+	}
+}
+
+// Load reads ralph.toml from root over the defaults. A missing file is not
+// an error.
+func Load(root string) (Config, error) {
+	cfg := Default()
+	path := filepath.Join(root, FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("read %s: %w", FileName, err)
+	}
+	md, err := toml.Decode(string(data), &cfg)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return cfg, fmt.Errorf("%s:%d: %s", FileName, perr.Position.Line, perr.Message)
+		}
+		return cfg, fmt.Errorf("%s: %w", FileName, err)
+	}
+	if keys := md.Undecoded(); len(keys) > 0 {
+		return cfg, fmt.Errorf("%s: unknown setting %q", FileName, keys[0].String())
+	}
+	return cfg, cfg.validate()
+}
+
+func (c Config) validate() error {
+	for i, g := range c.Gates {
+		if g.Name == "" {
+			return fmt.Errorf("%s: gate %d has no name", FileName, i+1)
+		}
+		if len(g.Run) == 0 {
+			return fmt.Errorf("%s: gate %q has no run = [argv…]", FileName, g.Name)
+		}
+	}
+	if c.Limits.MaxIterations < 0 || c.Limits.GateFailures < 0 || c.Limits.MaxCost < 0 {
+		return fmt.Errorf("%s: limits must not be negative", FileName)
+	}
+	return nil
+}
+
+// Template is the commented ralph.toml that `ralph init` writes.
+const Template = `# ralph.toml — ralph's configuration. Every setting is optional.
+
+# Which agent runs the iterations: auto, claude, codex, opencode, gemini,
+# amp, api, command or script. auto picks the first of claude, codex and
+# api (with an API key) that is available.
+agent = "auto"
+# model = "claude-sonnet-4-5"
+
+# The text the agent's final message ends with to ask for completion.
+# promise = "<promise>COMPLETE</promise>"
+
+[limits]
+max_iterations = 20
+# max_duration = "2h"
+# max_cost = 10.0          # US dollars; no cap unless set
+iteration_timeout = "30m"
+idle_timeout = "10m"       # kill the agent after this long without output
+gate_failures = 5          # end the run after this many failed completions in a row
+
+# Quality gates run when the agent asks to finish. Each is an argv, never
+# a shell string. All must pass for the task to complete.
+# [[gates]]
+# name = "tests"
+# run = ["go", "test", "./..."]
+# timeout = "10m"
+
+[stall]
+repeat = 3                 # identical tool calls this many iterations in a row
+no_progress = 3            # iterations with tool calls that change nothing
+repeated_errors = 3        # the same error this many times
+
+[theme]
+stylesheet = "src/index.css"
+
+# [agents.claude]
+# binary = "claude"
+# args = []
+# permission_mode = "acceptEdits"
+
+# [agents.command]
+# command = ["./my-agent", "--flag"]   # the prompt arrives on stdin
+`

@@ -1,0 +1,50 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadMissingIsDefault(t *testing.T) {
+	cfg, err := Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Limits.MaxIterations != 20 || cfg.Promise != DefaultPromise || cfg.Limits.GateFailures != 5 {
+		t.Errorf("defaults = %+v", cfg.Limits)
+	}
+}
+
+func TestTemplateLoads(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte(Template), 0o644)
+	cfg, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Limits.IdleTimeout.Duration != 10*time.Minute {
+		t.Errorf("idle timeout = %v", cfg.Limits.IdleTimeout)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"syntax", "agent = \n", "ralph.toml:1"},
+		{"unknown key", "agnet = \"claude\"\n", `unknown setting "agnet"`},
+		{"bad duration", "[limits]\nidle_timeout = \"ten\"\n", "invalid duration"},
+		{"gate without run", "[[gates]]\nname = \"t\"\n", `gate "t" has no run`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, FileName), []byte(tt.body), 0o644)
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
