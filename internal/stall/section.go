@@ -156,9 +156,11 @@ func stringList(v any) []string {
 	return nil
 }
 
-// argvPaths returns the words that look like paths: they contain a slash or
-// end in a file extension, and are not flags or URLs. A flag's value
-// (--out=dist/app.js) counts.
+// argvPaths returns the words that look like file paths: they contain a
+// slash or end in a file extension, and are not flags, URLs, globs or
+// directories (a trailing slash, which also leaves out sed's s/a/b/). A
+// flag's value (--out=dist/app.js) counts. Words that merely look like paths
+// do no harm: FindSection only keeps those that match a section.
 func argvPaths(words []string) []string {
 	var out []string
 	for _, w := range words {
@@ -170,7 +172,7 @@ func argvPaths(words []string) []string {
 			}
 			w = val
 		}
-		if w == "" || strings.Contains(w, "://") || strings.ContainsAny(w, "*?$|&`") {
+		if w == "" || strings.HasSuffix(w, "/") || strings.Contains(w, "://") || strings.ContainsAny(w, "*?$|&`") {
 			continue
 		}
 		if strings.Contains(w, "/") || extRE.MatchString(w) {
