@@ -1,0 +1,256 @@
+// Package script is a scripted stand-in for a model, for the demo and for
+// tests. A script is JSON:
+//
+//	{"iterations": [{"actions": [ACTION, …], "final": "text"}, …]}
+//
+// where an ACTION is one of
+//
+//	{"tool": "write",  "path": P, "content": C}
+//	{"tool": "append", "path": P, "content": C}
+//	{"tool": "delete", "path": P}
+//	{"tool": "shell",  "argv": [PROGRAM, ARG, …]}
+//	{"tool": "sleep",  "seconds": N}
+//
+// Iteration k of a task performs entry k for real in the workspace (the
+// last entry repeats when the script runs out), reports each action as a
+// tool call with its input and its result, and ends with final as the
+// final message. Paths are relative to the workspace; a path that leaves
+// it is refused when the script is loaded. A shell action's argv is run
+// directly, never through a shell.
+package script
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/proc"
+)
+
+// Script is a parsed script file.
+type Script struct {
+	Iterations []Iteration `json:"iterations"`
+}
+
+// Iteration is what the stand-in does in one iteration.
+type Iteration struct {
+	Actions []Action `json:"actions"`
+	Final   string   `json:"final"`
+}
+
+// Action is one tool call.
+type Action struct {
+	Tool    string   `json:"tool"`
+	Path    string   `json:"path,omitempty"`
+	Content string   `json:"content,omitempty"`
+	Argv    []string `json:"argv,omitempty"`
+	Seconds float64  `json:"seconds,omitempty"`
+}
+
+// Parse reads and checks a script.
+func Parse(data []byte) (*Script, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Script
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("parse script: %w", err)
+	}
+	if len(s.Iterations) == 0 {
+		return nil, errors.New("parse script: no iterations")
+	}
+	for i, it := range s.Iterations {
+		for j, a := range it.Actions {
+			if err := a.check(); err != nil {
+				return nil, fmt.Errorf("script iteration %d action %d: %w", i+1, j+1, err)
+			}
+		}
+	}
+	return &s, nil
+}
+
+func (a Action) check() error {
+	switch a.Tool {
+	case "write", "append", "delete":
+		if a.Path == "" {
+			return fmt.Errorf("%s needs a path", a.Tool)
+		}
+		if filepath.IsAbs(a.Path) || !filepath.IsLocal(filepath.FromSlash(a.Path)) {
+			return fmt.Errorf("path %q is outside the workspace", a.Path)
+		}
+	case "shell":
+		if len(a.Argv) == 0 {
+			return errors.New("shell needs an argv")
+		}
+	case "sleep":
+		if a.Seconds < 0 {
+			return errors.New("sleep needs a non-negative number of seconds")
+		}
+	default:
+		return fmt.Errorf("unknown tool %q (want write, append, delete, shell or sleep)", a.Tool)
+	}
+	return nil
+}
+
+// Load reads a script file.
+func Load(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load script: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Agent runs a script.
+type Agent struct {
+	script *Script
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns an agent that plays s.
+func New(s *Script) *Agent { return &Agent{script: s} }
+
+// Name returns "script".
+func (a *Agent) Name() string { return "script" }
+
+// Run performs the script's entry for req.Iteration.
+func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	k := req.Iteration - 1
+	if k < 0 {
+		k = 0
+	}
+	if k >= len(a.script.Iterations) {
+		k = len(a.script.Iterations) - 1
+	}
+	it := a.script.Iterations[k]
+	var res agent.Result
+	for i, act := range it.Actions {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		input, _ := json.Marshal(act)
+		id := fmt.Sprintf("script-%d-%d", req.Iteration, i+1)
+		emit(agent.Event{Kind: agent.KindToolCall, Tool: act.Tool, ToolID: id, Input: input})
+		res.ToolCalls++
+		out, err := perform(ctx, req.Dir, act)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		ev := agent.Event{Kind: agent.KindToolResult, Tool: act.Tool, ToolID: id, Text: out}
+		if err != nil {
+			ev.IsError, ev.Text = true, err.Error()
+		}
+		emit(ev)
+	}
+	if it.Final != "" {
+		emit(agent.Event{Kind: agent.KindText, Text: it.Final})
+	}
+	res.Final = it.Final
+	return res, nil
+}
+
+func perform(ctx context.Context, root string, a Action) (string, error) {
+	switch a.Tool {
+	case "write", "append", "delete":
+		path, err := confine(root, a.Path)
+		if err != nil {
+			return "", err
+		}
+		switch a.Tool {
+		case "write":
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("wrote %d bytes to %s", len(a.Content), a.Path), os.WriteFile(path, []byte(a.Content), 0o644)
+		case "append":
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return "", err
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				return "", err
+			}
+			_, err = f.WriteString(a.Content)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return fmt.Sprintf("appended %d bytes to %s", len(a.Content), a.Path), err
+		default:
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return "", err
+			}
+			return "deleted " + a.Path, nil
+		}
+	case "shell":
+		var out strings.Builder
+		collect := func(l string) { out.WriteString(l + "\n") }
+		res, err := proc.Run(ctx, proc.Spec{Argv: a.Argv, Dir: root, OnLine: collect, OnStderrLine: collect})
+		if err != nil {
+			return "", err
+		}
+		if res.ExitCode != 0 {
+			return out.String(), fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(out.String()))
+		}
+		return out.String(), nil
+	case "sleep":
+		t := time.NewTimer(time.Duration(a.Seconds * float64(time.Second)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return "slept", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	return "", fmt.Errorf("unknown tool %q", a.Tool)
+}
+
+// confine resolves rel inside root, refusing anything that leaves it,
+// through symlinks too.
+func confine(root, rel string) (string, error) {
+	if filepath.IsAbs(rel) || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return "", fmt.Errorf("path %q is outside the workspace", rel)
+	}
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	// Resolve the deepest existing ancestor: a symlinked directory must
+	// not lead out of the workspace.
+	dir := filepath.Dir(path)
+	for {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			r, err := filepath.Rel(realRoot, real)
+			if err != nil || !filepath.IsLocal(r) && r != "." {
+				return "", fmt.Errorf("path %q leads outside the workspace", rel)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		if err == nil {
+			if r, err := filepath.Rel(realRoot, real); err != nil || !filepath.IsLocal(r) {
+				return "", fmt.Errorf("path %q leads outside the workspace", rel)
+			}
+		}
+	}
+	return path, nil
+}
