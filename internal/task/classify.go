@@ -15,9 +15,9 @@ import (
 //  2. "start over", "from scratch", "build me a", "create a" and the like
 //     → Fresh.
 //  3. A specific broken behaviour ("fix", "broken", "not working", "bug",
-//     "doesn't", …) with no structural words ("add", "new", "remove",
-//     "page", "section", "more", …) → Bugfix, plan or not: a bug fix has
-//     no plan to update.
+//     "doesn't", …) with no structural words ("add", "new", "more",
+//     "remove", "redesign", …; nouns such as "page" only say where)
+//     → Bugfix, plan or not: a bug fix has no plan to update.
 //  4. No plan exists → Fresh.
 //  5. Otherwise the message changes the existing project → Mutation.
 func Classify(msg string, planExists bool) Type {
@@ -93,10 +93,8 @@ func bugPhrases() [][]string {
 func structuralPhrases() [][]string {
 	return phrases(
 		"add", "adds", "adding", "new", "more", "another", "extra",
-		"create", "remove", "delete", "drop", "page", "pages", "section",
-		"sections", "screen", "screens", "redesign", "restructure",
-		"refactor", "rename", "move", "replace", "layout", "feature",
-		"features",
+		"create", "remove", "delete", "drop", "redesign", "restructure",
+		"refactor", "rename", "move", "replace", "convert", "split", "merge",
 	)
 }
 
