@@ -1,0 +1,2 @@
+export * from './faqs'
+export { flavors } from './flavors'
