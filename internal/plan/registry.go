@@ -1,6 +1,10 @@
 package plan
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
 
 // Component declares one plan component: its props and the components it
 // may contain. New components are data: add a Component, not code.
@@ -25,7 +29,10 @@ type Prop struct {
 	// Kinds are the accepted value kinds; empty accepts any.
 	Kinds []Kind
 	// Enum, when set, lists the accepted values of a string prop.
-	Enum     []string
+	Enum []string
+	// Fold compares Enum values ignoring case, '-', '_' and spaces, as the
+	// theme engine looks up its names.
+	Fold     bool
 	Required bool
 }
 
@@ -41,7 +48,10 @@ func (c *Component) Prop(name string) (Prop, bool) {
 
 // Registries is what validation checks a plan against. The enumerations
 // belong to other packages (theme engine, recipe library), which pass their
-// own lists so that validation accepts exactly what they accept. A nil
+// own lists so that validation accepts exactly what they accept. Theme
+// names (moods, presets, patterns, fonts, shadow profiles, radius stops)
+// match ignoring case, '-', '_' and spaces, as the theme engine looks them
+// up; recipe ids match exactly. A nil
 // field means the default of SPEC §6 (DefaultRegistries); an empty non-nil
 // list accepts nothing.
 type Registries struct {
@@ -75,12 +85,11 @@ func DefaultRegistries() Registries {
 			"tetradic", "goldenRatio", "flowerOfLife", "fibonacci", "vesicaPiscis", "seedOfLife",
 		},
 		Fonts: []string{
-			"Inter", "Geist", "Geist Mono", "JetBrains Mono", "Fira Code", "IBM Plex Sans",
-			"IBM Plex Mono", "Roboto", "Roboto Mono", "Open Sans", "Lato", "Montserrat",
-			"Poppins", "Source Sans 3", "Source Code Pro", "Space Grotesk", "Space Mono",
-			"DM Sans", "DM Mono", "Manrope", "Outfit", "Plus Jakarta Sans", "Playfair Display",
-			"Merriweather", "Lora", "Libre Baskerville", "Cormorant Garamond", "Oswald",
-			"Archivo", "Sora", "Work Sans", "Nunito", "system-ui",
+			"Inter", "Geist", "DM Sans", "Space Grotesk", "Plus Jakarta Sans", "Manrope",
+			"Outfit", "Nunito", "Poppins", "Montserrat", "IBM Plex Sans", "Orbitron",
+			"Playfair Display", "Lora", "Merriweather", "Source Serif 4", "Cormorant Garamond",
+			"Fraunces", "JetBrains Mono", "IBM Plex Mono", "Geist Mono", "Fira Code",
+			"Space Mono", "VT323",
 		},
 		ShadowProfiles: []string{"none", "subtle", "moderate", "dramatic", "harsh"},
 		RadiusStops:    []string{"none", "subtle", "moderate", "rounded", "pill"},
@@ -143,6 +152,7 @@ func DefaultComponents(reg Registries) []Component {
 	p := func(name string, kinds []Kind) Prop { return Prop{Name: name, Kinds: kinds} }
 	req := func(name string, kinds []Kind) Prop { return Prop{Name: name, Kinds: kinds, Required: true} }
 	enum := func(name string, values []string) Prop { return Prop{Name: name, Kinds: str, Enum: values} }
+	themeEnum := func(name string, values []string) Prop { return Prop{Name: name, Kinds: str, Enum: values, Fold: true} }
 	sectionBody := []string{"Gumdrop", "Column", "Field", "Action", "Slot", "Custom", "Data"}
 	return []Component{
 		// App plans.
@@ -152,7 +162,7 @@ func DefaultComponents(reg Registries) []Component {
 			Props: []Prop{
 				p("mood", str), p("seed", num), p("pattern", str), p("chroma", strOrNum),
 				p("font", str), p("monoFont", str),
-				enum("shadowProfile", reg.ShadowProfiles), enum("radius", reg.RadiusStops),
+				themeEnum("shadowProfile", reg.ShadowProfiles), themeEnum("radius", reg.RadiusStops),
 				p("philosophy", str),
 			},
 			Children: []string{"Typography", "Animation", "Rule"}},
@@ -237,3 +247,25 @@ func index(comps []Component) map[string]*Component {
 
 // contains reports whether list holds s.
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
+
+// containsFolded reports whether list holds s, ignoring case, '-', '_'
+// and spaces: the theme engine's way of matching names ("jetbrains-mono"
+// is "JetBrains Mono").
+func containsFolded(list []string, s string) bool {
+	f := foldName(s)
+	for _, l := range list {
+		if foldName(l) == f {
+			return true
+		}
+	}
+	return false
+}
+
+func foldName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == ' ' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}

@@ -196,7 +196,7 @@ func (v *validator) props(n *Node, spec *Component) {
 			v.fail(RulePropType, n.Line, "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, val))
 			continue
 		}
-		if len(decl.Enum) > 0 && val.Kind == String && !contains(decl.Enum, val.Str) {
+		if len(decl.Enum) > 0 && val.Kind == String && !(contains(decl.Enum, val.Str) || decl.Fold && containsFolded(decl.Enum, val.Str)) {
 			v.fail(RulePropType, n.Line, "<%s %s=%q> is not one of the accepted values%s; use one of %s", n.Component, name, val.Str, didYouMean(val.Str, decl.Enum), strings.Join(decl.Enum, ", "))
 		}
 	}
@@ -277,19 +277,19 @@ func (v *validator) specific(n *Node) {
 
 func (v *validator) theme(n *Node) {
 	if val, ok := n.Props["mood"]; ok && val.Kind == String {
-		if !contains(v.reg.Moods, val.Str) && !contains(v.reg.Presets, val.Str) {
+		if !containsFolded(v.reg.Moods, val.Str) && !containsFolded(v.reg.Presets, val.Str) {
 			all := append(slices.Clone(v.reg.Moods), v.reg.Presets...)
 			v.fail(RuleValidMood, n.Line, "<Theme mood=%q> is neither a mood nor a preset%s; moods: %s; presets: %s",
 				val.Str, didYouMean(val.Str, all), strings.Join(v.reg.Moods, ", "), strings.Join(v.reg.Presets, ", "))
 		}
 	}
 	for _, prop := range []string{"font", "monoFont"} {
-		if val, ok := n.Props[prop]; ok && val.Kind == String && !contains(v.reg.Fonts, val.Str) {
+		if val, ok := n.Props[prop]; ok && val.Kind == String && !containsFolded(v.reg.Fonts, val.Str) {
 			v.fail(RuleValidFont, n.Line, "<Theme %s=%q> is not a curated font%s; use one of %s",
 				prop, val.Str, didYouMean(val.Str, v.reg.Fonts), strings.Join(v.reg.Fonts, ", "))
 		}
 	}
-	if val, ok := n.Props["pattern"]; ok && val.Kind == String && !contains(v.reg.Patterns, val.Str) {
+	if val, ok := n.Props["pattern"]; ok && val.Kind == String && !containsFolded(v.reg.Patterns, val.Str) {
 		v.fail(RuleValidPattern, n.Line, "<Theme pattern=%q> is not a colour pattern%s; use one of %s",
 			val.Str, didYouMean(val.Str, v.reg.Patterns), strings.Join(v.reg.Patterns, ", "))
 	}
