@@ -100,6 +100,7 @@ Start with:
 	root.AddCommand(
 		newSnapshotCommand(g),
 		newVersionCommand(g),
+		newThemeCommand(g),
 		newRecipeCommand(g),
 	)
 	return root

@@ -93,11 +93,11 @@ func checkContrast(mode string, colors map[string]OKLCH) []ContrastFailure {
 // surface; if it reaches black or white and the pair still fails, the
 // surface moves the other way. Colours stay quantized throughout, so the
 // ratio checked is the ratio of the values printed.
-func fixContrast(mode string, colors map[string]OKLCH) []Adjustment {
+func fixContrast(mode string, colors map[string]OKLCH, pairs []Pair) []Adjustment {
 	var adj []Adjustment
 	for pass := 0; pass < 8; pass++ {
 		changed := false
-		for _, p := range TextPairs() {
+		for _, p := range pairs {
 			fg, bg := colors[p.Foreground], colors[p.Background]
 			if Contrast(fg, bg) >= MinContrast {
 				continue

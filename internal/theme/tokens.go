@@ -156,14 +156,22 @@ func buildMode(s spec, dark bool) (Mode, []Adjustment) {
 		col["sidebar"] = q(cv.Background+cv.Surface*0.6, nc, nh)
 	}
 	col["sidebar-foreground"] = col["foreground"]
-	col["sidebar-primary"] = col["primary"]
-	col["sidebar-primary-foreground"] = col["primary-foreground"]
 	col["sidebar-accent"] = q(col["sidebar"].L+sign*0.04, min(c*0.25, 0.05), hP)
 	col["sidebar-accent-foreground"] = col["foreground"]
 	col["sidebar-border"] = col["border"]
 	col["sidebar-ring"] = col["ring"]
 
-	adj := fixContrast(name, col)
+	// The sidebar's primary pair is the primary pair again: fix it once
+	// and copy it, so the adjustment is reported once.
+	var pairs []Pair
+	for _, p := range TextPairs() {
+		if p.Background != "sidebar-primary" {
+			pairs = append(pairs, p)
+		}
+	}
+	adj := fixContrast(name, col, pairs)
+	col["sidebar-primary"] = col["primary"]
+	col["sidebar-primary-foreground"] = col["primary-foreground"]
 
 	shadowColor := OKLCH{L: 0.2, C: min(nc*2, 0.03), H: nh}.Quantize()
 	switch {

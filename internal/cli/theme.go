@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/theme"
+	"github.com/spf13/cobra"
+)
+
+// ThemeOptions are the flags every theme subcommand that writes shares.
+type ThemeOptions struct {
+	// Stylesheet is where --apply writes, relative to the workspace
+	// directory unless absolute. A config file may set the default.
+	Stylesheet string
+	// Apply writes the theme into Stylesheet instead of printing the CSS.
+	Apply bool
+}
+
+// AddFlags registers the shared flags on cmd.
+func (o *ThemeOptions) AddFlags(cmd *cobra.Command) {
+	if o.Stylesheet == "" {
+		o.Stylesheet = theme.DefaultStylesheet
+	}
+	cmd.Flags().BoolVar(&o.Apply, "apply", false, "write the theme into the stylesheet instead of printing it")
+	cmd.Flags().StringVar(&o.Stylesheet, "stylesheet", o.Stylesheet, "stylesheet to write, relative to the workspace `PATH`")
+}
+
+// ThemeGenerateOptions are the flags of `ralph theme generate`.
+type ThemeGenerateOptions struct {
+	ThemeOptions
+	Seed          float64
+	Pattern       string
+	Mood          string
+	Chroma        float64
+	Font          string
+	ShadowProfile string
+	Radius        string
+}
+
+// AddFlags registers the generate flags on cmd.
+func (o *ThemeGenerateOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Float64Var(&o.Seed, "seed", 0, "seed hue in `DEGREES` (0-360)")
+	f.StringVar(&o.Pattern, "pattern", "", "harmony `PATTERN` (see ralph theme list)")
+	f.StringVar(&o.Mood, "mood", "", "`MOOD` (default "+theme.DefaultMood+")")
+	f.Float64Var(&o.Chroma, "chroma", 0, fmt.Sprintf("palette chroma `C`, 0 to %v (default: the mood's)", theme.MaxChroma))
+	f.StringVar(&o.Font, "font", "", "curated `FONT` for the body text")
+	f.StringVar(&o.ShadowProfile, "shadow-profile", "", "shadow `PROFILE` (default: the mood's)")
+	f.StringVar(&o.Radius, "radius", "", "radius `STOP` (default: the mood's)")
+	o.ThemeOptions.AddFlags(cmd)
+}
+
+// ThemePresetOptions are the flags of `ralph theme preset`.
+type ThemePresetOptions struct {
+	ThemeOptions
+	ShiftHue float64
+}
+
+// ThemeModifyOptions are the flags of `ralph theme modify`.
+type ThemeModifyOptions struct {
+	ThemeOptions
+	ShiftHue float64
+}
+
+func newThemeCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "theme",
+		Short: "Generate an OKLCH design-token theme and write it into the stylesheet",
+		Long: `theme builds a complete light and dark set of shadcn/ui design tokens in
+OKLCH — colours, fonts, radius and shadows — checks every text colour
+against WCAG AA contrast, and writes it between the
+/* ralph:theme:start */ and /* ralph:theme:end */ markers of the project
+stylesheet (default ` + theme.DefaultStylesheet + `), leaving the rest of the file as it was.`,
+	}
+	cmd.AddCommand(
+		newThemeListCommand(g),
+		newThemePresetCommand(g),
+		newThemeGenerateCommand(g),
+		newThemeModifyCommand(g),
+	)
+	return cmd
+}
+
+func newThemeListCommand(g *Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List moods, presets, patterns, fonts, shadow profiles and radius stops",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runThemeList(g.Stdout)
+		},
+	}
+}
+
+func runThemeList(w io.Writer) error {
+	section := func(title string) { fmt.Fprintf(w, "%s:\n", title) }
+	row := func(name, desc string) { fmt.Fprintf(w, "  %-20s %s\n", name, desc) }
+	section("Presets")
+	for _, p := range theme.Presets() {
+		row(p.Name, p.Description)
+	}
+	section("\nMoods")
+	for _, m := range theme.Moods() {
+		row(m.Name, m.Description)
+	}
+	section("\nPatterns")
+	for _, p := range theme.Patterns() {
+		row(p.Name, p.Description)
+	}
+	section("\nFonts")
+	for _, cat := range []string{theme.Sans, theme.Serif, theme.Mono} {
+		var names []string
+		for _, f := range theme.CuratedFonts() {
+			if f.Category == cat {
+				names = append(names, f.Name)
+			}
+		}
+		row(cat, strings.Join(names, ", "))
+	}
+	section("\nShadow profiles")
+	for _, s := range theme.ShadowProfiles() {
+		row(s.Name, s.Description)
+	}
+	section("\nRadius stops")
+	for _, r := range theme.RadiusStops() {
+		row(r.Name, r.Value)
+	}
+	return nil
+}
+
+func newThemePresetCommand(g *Globals) *cobra.Command {
+	var opts ThemePresetOptions
+	cmd := &cobra.Command{
+		Use:   "preset NAME",
+		Short: "Print or apply a named preset",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runThemeRequest(cmd.Context(), g, opts.ThemeOptions, theme.Request{Preset: args[0], ShiftHue: opts.ShiftHue}, false)
+		},
+	}
+	cmd.Flags().Float64Var(&opts.ShiftHue, "shift-hue", 0, "rotate every hue by `DEGREES`")
+	opts.ThemeOptions.AddFlags(cmd)
+	return cmd
+}
+
+func newThemeGenerateCommand(g *Globals) *cobra.Command {
+	var opts ThemeGenerateOptions
+	cmd := &cobra.Command{
+		Use:   "generate --seed HUE --pattern PATTERN",
+		Short: "Print or apply a theme generated from a seed hue and a harmony pattern",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := theme.GenerateOptions{
+				Seed: opts.Seed, Pattern: opts.Pattern, Mood: opts.Mood, Font: opts.Font,
+				ShadowProfile: opts.ShadowProfile, Radius: opts.Radius,
+			}
+			if cmd.Flags().Changed("chroma") {
+				c := opts.Chroma
+				o.Chroma = &c
+			}
+			return runThemeRequest(cmd.Context(), g, opts.ThemeOptions, theme.Request{Generate: o}, false)
+		},
+	}
+	opts.AddFlags(cmd)
+	cmd.MarkFlagRequired("seed")
+	cmd.MarkFlagRequired("pattern")
+	return cmd
+}
+
+func newThemeModifyCommand(g *Globals) *cobra.Command {
+	var opts ThemeModifyOptions
+	cmd := &cobra.Command{
+		Use:   "modify --shift-hue DEG",
+		Short: "Rotate the hues of the last applied theme",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runThemeModify(cmd.Context(), g, opts, cmd.Flags().Changed("stylesheet"))
+		},
+	}
+	cmd.Flags().Float64Var(&opts.ShiftHue, "shift-hue", 0, "rotate every hue by `DEGREES`")
+	cmd.MarkFlagRequired("shift-hue")
+	opts.ThemeOptions.AddFlags(cmd)
+	return cmd
+}
+
+// runThemeModify rebuilds the recorded theme with its hues rotated. It
+// writes to the stylesheet the theme was applied to unless told otherwise.
+func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions, stylesheetSet bool) error {
+	rec, err := theme.LoadRecord(filepath.Join(g.Dir, theme.RecordFile))
+	if errors.Is(err, theme.ErrNoRecord) {
+		return errors.New("no theme applied yet: run `ralph theme preset NAME --apply` or `ralph theme generate ... --apply` first")
+	}
+	if err != nil {
+		return err
+	}
+	if !stylesheetSet && rec.Stylesheet != "" {
+		opts.Stylesheet = rec.Stylesheet
+	}
+	req := rec.Request
+	req.ShiftHue += opts.ShiftHue
+	return runThemeRequest(ctx, g, opts.ThemeOptions, req, true)
+}
+
+// runThemeRequest builds req and either prints its CSS or applies it and
+// records it as the workspace's theme. showCommand adds the equivalent
+// command line to the report, for requests the user did not type.
+func runThemeRequest(_ context.Context, g *Globals, opts ThemeOptions, req theme.Request, showCommand bool) error {
+	t, err := theme.Build(req)
+	if err != nil {
+		return err
+	}
+	if !opts.Apply {
+		fmt.Fprintln(g.Stdout, t.CSS())
+		for _, a := range t.Adjustments {
+			fmt.Fprintf(g.Stderr, "contrast: %s\n", a)
+		}
+		return nil
+	}
+	path := opts.Stylesheet
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(g.Dir, path)
+	}
+	n, err := theme.Apply(path, t)
+	if err != nil {
+		return err
+	}
+	rec := theme.Record{Request: t.Request, Stylesheet: opts.Stylesheet, Vars: n}
+	if err := theme.SaveRecord(filepath.Join(g.Dir, theme.RecordFile), rec); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.Stdout, "Applied %s (%d vars) to %s\n", t.Title(), n, opts.Stylesheet)
+	if showCommand {
+		fmt.Fprintf(g.Stdout, "Command: ralph %s\n", theme.CommandLine(t.Request.Argv(true)))
+	}
+	for _, a := range t.Adjustments {
+		fmt.Fprintf(g.Stdout, "Contrast: %s\n", a)
+	}
+	return nil
+}
