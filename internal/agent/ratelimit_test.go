@@ -47,9 +47,9 @@ func TestParseResetTime(t *testing.T) {
 
 func TestIsRateLimit(t *testing.T) {
 	for msg, want := range map[string]bool{
-		"API Error: 429 {\"type\":\"rate_limit_error\"}": true,
-		"API Error: 529 Overloaded":                      true,
-		"Claude AI usage limit reached|1735689600":       true,
+		"API Error: 429 {\"type\":\"rate_limit_error\"}":           true,
+		"API Error: 529 Overloaded":                                true,
+		"Claude AI usage limit reached|1735689600":                 true,
 		"exceeded retry limit, last status: 429 Too Many Requests": true,
 		"You've hit your usage limit. Try again in 5m.":            true,
 		"Quota exceeded for quota metric":                          true,
