@@ -1,9 +1,48 @@
 package recipe
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
+
+// specIDs are the recipe ids SPEC.md §6 promises in the embedded library.
+var specIDs = []string{
+	"activity-feed", "ai-prompt", "api-auth", "api-crud", "api-realtime",
+	"api-search", "api-upload", "api-webhook", "article-layout", "auth-login",
+	"blog-grid", "calendar-view", "changelog", "chat-messaging", "color-picker",
+	"command-palette", "contact", "cta", "data-table", "dialog-modal",
+	"documentation", "drag-drop", "empty-state", "faq", "features",
+	"file-browser", "file-upload", "footer", "form-layout", "gallery",
+	"grid-list", "hero", "kanban-board", "keyboard-shortcuts", "motion-patterns",
+	"multi-step-wizard", "newsletter", "notification-feed", "onboarding",
+	"portfolio", "pricing", "profile-page", "rich-text-editor",
+	"scroll-animation", "search-results", "settings-panel", "sidebar-nav",
+	"social-proof", "stats-dashboard", "team", "testimonials", "timeline",
+}
+
+func TestEmbeddedLibraryHasExactlyTheSpecIDs(t *testing.T) {
+	if len(specIDs) != 52 {
+		t.Fatalf("spec list has %d ids, want 52", len(specIDs))
+	}
+	lib, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range specIDs {
+		if _, ok := lib.Get(id); !ok {
+			t.Errorf("no embedded recipe %q", id)
+		}
+	}
+	for _, id := range lib.IDs() {
+		if !slices.Contains(specIDs, id) {
+			t.Errorf("embedded recipe %q is not in the spec's list", id)
+		}
+	}
+	if got := lib.IDs(); !slices.Equal(got, specIDs) {
+		t.Errorf("IDs() = %q\nwant    %q", got, specIDs)
+	}
+}
 
 // requiredSections are the headings every embedded recipe has, in order.
 var requiredSections = []string{
