@@ -48,9 +48,9 @@
 // text is written as "> " plus the line (an empty line as ">"), and nothing
 // in it is escaped, so a message may contain "#", ">", blank lines, trailing
 // spaces, carriage returns and any Unicode. A blank line may end a quoted
-// block but not interrupt it. Headers, sections and the items of a section
-// may come in any order; each header and the Question and Original Message
-// sections appear at most once. Notes after section names are ignored by
+// block but not interrupt it. Headers and sections may come in any order,
+// each at most once ("Raw Message", the seed's Option B name, is the
+// Original Message section). Notes after section names are ignored by
 // Parse; Format writes them to guide the agent when the type is pending. A
 // file whose first line ends in CRLF is read as a CRLF file; otherwise a
 // carriage return at the end of a quoted line belongs to the text.
