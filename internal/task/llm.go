@@ -99,7 +99,8 @@ type Parser struct {
 	Logger *slog.Logger
 }
 
-// Parse structures in.Message. It never fails because of the model: any
+// Parse structures in.Message. A nil Parser has no model. It never fails
+// because of the model: any
 // model error, timeout, unreadable or schema-violating answer gives the
 // Option B template, with Option.Reason saying why. The one error returned
 // is the caller's ctx ending, alongside the template.
@@ -117,14 +118,18 @@ func (p *Parser) Parse(ctx context.Context, in Input) (Task, Option, error) {
 	if reason == ReasonCanceled {
 		return t, opt, fmt.Errorf("parse task: %w", ctx.Err())
 	}
-	log.Warn("task parse fell back to template", "method", OptionB, "reason", reason, "likely", t.Likely)
+	level := slog.LevelWarn
+	if reason == ReasonNoModel {
+		level = slog.LevelInfo // a configuration choice, not a failure
+	}
+	log.Log(ctx, level, "task parse fell back to template", "method", OptionB, "reason", reason, "likely", t.Likely)
 	return t, opt, nil
 }
 
 // optionA runs the model-assisted parse. It returns the Task, or an empty
 // Task and the reason to fall back to Option B.
 func (p *Parser) optionA(ctx context.Context, in Input) (Task, string) {
-	if p.Model == nil {
+	if p == nil || p.Model == nil {
 		return Task{}, ReasonNoModel
 	}
 	if ctx.Err() != nil {
@@ -177,11 +182,17 @@ func (p *Parser) optionA(ctx context.Context, in Input) (Task, string) {
 }
 
 // sanity corrects model answers that cannot be right whatever the message
-// says: there is no plan to mutate when none exists.
+// says: there is no plan to mutate when none exists. Other disagreements
+// with the local classifier are only logged; the model reads the message
+// better than a word list does.
 func (p *Parser) sanity(t *Task, in Input) {
+	log := p.logger()
 	if t.Type == Mutation && !in.PlanExists {
-		p.logger().Info("task type adjusted", "from", Mutation, "to", Fresh, "why", "no plan exists")
+		log.Info("task type adjusted", "from", Mutation, "to", Fresh, "why", "no plan exists")
 		t.Type = Fresh
+	}
+	if local := Classify(in.Message, in.PlanExists); local != t.Type {
+		log.Debug("local classifier disagrees", "model", t.Type, "local", local)
 	}
 }
 
@@ -206,7 +217,10 @@ func complete(ctx context.Context, m Model, system, user string) (string, error)
 }
 
 func (p *Parser) logger() *slog.Logger {
-	l := p.Logger
+	var l *slog.Logger
+	if p != nil {
+		l = p.Logger
+	}
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}

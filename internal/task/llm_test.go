@@ -264,8 +264,12 @@ func TestParserFallsBackToTemplate(t *testing.T) {
 			if back, err := Parse(Format(got)); err != nil || !reflect.DeepEqual(back, got) {
 				t.Errorf("template does not round-trip: %v", err)
 			}
-			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "component=task") {
-				t.Errorf("fallback not logged as a warning with the component:\n%s", logs.String())
+			level := "level=WARN"
+			if tc.model == nil {
+				level = "level=INFO"
+			}
+			if !strings.Contains(logs.String(), level) || !strings.Contains(logs.String(), "component=task") {
+				t.Errorf("fallback not logged at %s with the component:\n%s", level, logs.String())
 			}
 		})
 	}
@@ -301,6 +305,14 @@ func TestParserSanityNet(t *testing.T) {
 	}
 	if got.Previous != "none" {
 		t.Errorf("previous = %q, want none", got.Previous)
+	}
+}
+
+func TestNilParser(t *testing.T) {
+	var p *Parser
+	got, opt, err := p.Parse(t.Context(), Input{Message: "build me a dashboard"})
+	if err != nil || opt.Reason != ReasonNoModel || got.Route() != Fresh {
+		t.Errorf("nil Parser: %+v, %v, %v; want the template, no model", got, opt, err)
 	}
 }
 
