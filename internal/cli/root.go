@@ -98,6 +98,12 @@ Start with:
 	root.PersistentFlags().StringVarP(&g.Dir, "dir", "C", ".", "work in `DIR` instead of the current directory")
 	root.PersistentFlags().BoolVarP(&g.Verbose, "verbose", "v", false, "log debug detail to stderr")
 	root.AddCommand(
+		newInitCommand(g),
+		newRunCommand(g),
+		newResumeCommand(g),
+		newStatusCommand(g),
+		newLogCommand(g),
+		newStopCommand(g),
 		newPlanCommand(g),
 		newSnapshotCommand(g),
 		newVersionCommand(g),

@@ -21,15 +21,6 @@ import (
 // and never touched by a rollback, whatever .gitignore says.
 var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs"}
 
-// excludes are privatePaths as exclude pathspecs.
-var excludes = func() []string {
-	var ex []string
-	for _, p := range privatePaths {
-		ex = append(ex, ":(exclude)"+p)
-	}
-	return ex
-}()
-
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says.
 var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false"}
@@ -235,7 +226,13 @@ func (r *Repo) stage(ctx context.Context) error {
 			return fmt.Errorf("seed private index: %w", err)
 		}
 	}
-	args := append([]string{"add", "-A", "--", "."}, excludes...)
+	// Exclude pathspecs cannot be used here: git add refuses them when
+	// .ralph/.gitignore already ignores the files they name. Add
+	// everything, then drop the private files from the private index.
+	if _, err := r.git(ctx, nil, nil, "add", "-A", "--", "."); err != nil {
+		return err
+	}
+	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)
 	if _, err := r.git(ctx, nil, nil, args...); err != nil {
 		return err
 	}

@@ -236,3 +236,24 @@ func (w *Workspace) PlanContent() string {
 	}
 	return s
 }
+
+// Exists reports whether path exists.
+func Exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+// ReadFileIfExists reads path; a missing file reads as nil without error.
+func ReadFileIfExists(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
+}

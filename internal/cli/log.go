@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/store"
+)
+
+func newLogCommand(g *Globals) *cobra.Command {
+	var follow, asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "log",
+		Short: "Show the event stream: what the agent did and what the harness decided",
+		Long: `Show the current task's events: the agent's text, tool calls with their
+input, tool results, usage, and the harness's decisions (plan validated,
+gates failed, stalls, the end). -f follows a running task until it ends.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ws, _, err := openWorkspace(ctx, g)
+			if err != nil {
+				return err
+			}
+			st, err := openStoreReadOnly(ctx, ws)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var taskID int64
+			if !all {
+				t, err := st.LatestTask(ctx)
+				if errors.Is(err, store.ErrNoTask) {
+					return &ExitError{Code: 1, Err: err}
+				}
+				if err != nil {
+					return err
+				}
+				taskID = t.ID
+			}
+			var after int64
+			for {
+				evs, err := st.EventsAfter(ctx, taskID, after, 500)
+				if err != nil {
+					return err
+				}
+				for _, e := range evs {
+					printEvent(g, e, asJSON)
+					after = e.ID
+				}
+				if len(evs) == 500 {
+					continue
+				}
+				if !follow {
+					return nil
+				}
+				if taskID != 0 && ws.HolderPID() == 0 {
+					if t, err := st.GetTask(ctx, taskID); err == nil && t.Status != store.TaskRunning {
+						// Drain anything written between the read and now.
+						if evs, _ := st.EventsAfter(ctx, taskID, after, 1<<20); len(evs) > 0 {
+							for _, e := range evs {
+								printEvent(g, e, asJSON)
+							}
+						}
+						return nil
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(200 * time.Millisecond):
+				}
+				// A new task may have started: follow it.
+				if !all {
+					if t, err := st.LatestTask(context.WithoutCancel(ctx)); err == nil && t.ID != taskID {
+						taskID = t.ID
+					}
+				}
+			}
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they happen, until the task ends")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
+	cmd.Flags().BoolVar(&all, "all", false, "show every task's events, not just the latest task's")
+	return cmd
+}
+
+func printEvent(g *Globals, e store.Event, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(e)
+		fmt.Fprintf(g.Stdout, "%s\n", b)
+		return
+	}
+	ts := e.At.Local().Format("15:04:05")
+	who := "agent"
+	if e.Source == store.SourceHarness {
+		who = "ralph"
+	}
+	text := e.Text
+	if e.Kind == "tool_call" {
+		text = e.Tool + " " + summarizeInput(json.RawMessage(e.Data))
+	}
+	fmt.Fprintf(g.Stdout, "%s #%d %-5s %-12s %s\n", ts, e.Iteration, who, e.Kind, trimOneLine(text, 160))
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/engine"
+)
+
+// reporter prints a run's progress: one plain line per thing that
+// happened, a live status line on a terminal, or JSON lines with --json.
+type reporter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	json  bool
+	tty   bool
+	start time.Time
+	// live is the status line currently shown on a terminal.
+	live string
+}
+
+func newReporter(w io.Writer, asJSON bool) *reporter {
+	r := &reporter{w: w, json: asJSON, start: time.Now()}
+	if f, ok := w.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
+		r.tty = true
+	}
+	return r
+}
+
+// Report implements engine.Reporter.
+func (r *reporter) Report(p engine.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.json {
+		b, _ := json.Marshal(p)
+		fmt.Fprintf(r.w, "%s\n", b)
+		return
+	}
+	line := r.format(p)
+	if r.tty {
+		r.clearLive()
+	}
+	if line != "" {
+		fmt.Fprintln(r.w, line)
+	}
+	if r.tty && p.Stage != engine.StageEnd {
+		r.live = fmt.Sprintf("── task %d · %s · iteration %d · %d tool calls · $%.2f · %s", p.Task, p.Phase, p.Iteration, p.ToolCalls, p.CostUSD, time.Since(r.start).Round(time.Second))
+		if p.Stage == engine.StageWait {
+			r.live = "── " + p.Message
+		}
+		fmt.Fprint(r.w, "\x1b[2m"+r.live+"\x1b[0m")
+	}
+}
+
+func (r *reporter) clearLive() {
+	if r.live != "" {
+		fmt.Fprint(r.w, "\r\x1b[2K")
+		r.live = ""
+	}
+}
+
+func (r *reporter) format(p engine.Progress) string {
+	prefix := fmt.Sprintf("[%d %s]", p.Iteration, p.Phase)
+	switch p.Stage {
+	case engine.StageTask:
+		return "ralph: " + p.Message
+	case engine.StageIteration:
+		return fmt.Sprintf("%s iteration %d", prefix, p.Iteration)
+	case engine.StageAgent:
+		return prefix + " " + formatEvent(p.Event)
+	case engine.StageGates:
+		return prefix + " gates: " + p.Message
+	case engine.StageWait:
+		if r.tty {
+			return ""
+		}
+		// Without a terminal, show the countdown every 30 seconds only.
+		if strings.HasSuffix(p.Message, "0s") || strings.HasSuffix(p.Message, " 1s") {
+			return prefix + " " + p.Message
+		}
+		return ""
+	case engine.StageEnd:
+		o := p.Outcome
+		return fmt.Sprintf("ralph: %s — %s (task %d, %d iterations, $%.2f, %s)", o.Reason, o.Detail, o.Task, o.Iterations, o.CostUSD, o.Elapsed.Round(time.Millisecond))
+	default:
+		return prefix + " " + p.Message
+	}
+}
+
+func formatEvent(e *agent.Event) string {
+	switch e.Kind {
+	case agent.KindToolCall:
+		return "→ " + e.Tool + " " + trimOneLine(summarizeInput(e.Input), 100)
+	case agent.KindToolResult:
+		if e.IsError {
+			return "  ✗ " + trimOneLine(e.Text, 100)
+		}
+		return "  ✓ " + trimOneLine(e.Text, 100)
+	case agent.KindText:
+		return "» " + trimOneLine(e.Text, 120)
+	case agent.KindUsage:
+		if e.Usage != nil {
+			return fmt.Sprintf("usage: %d in / %d out tokens, $%.4f", e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.CostUSD)
+		}
+	case agent.KindRateLimit:
+		return "rate limited: " + trimOneLine(e.Text, 100)
+	case agent.KindError:
+		return "error: " + trimOneLine(e.Text, 120)
+	}
+	return string(e.Kind) + ": " + trimOneLine(e.Text, 100)
+}
+
+// summarizeInput shows the interesting part of a tool call's input: a
+// path, a command, or the JSON itself.
+func summarizeInput(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return string(raw)
+	}
+	for _, k := range []string{"path", "file_path", "filePath", "file", "pattern"} {
+		if v, ok := m[k].(string); ok {
+			return v
+		}
+	}
+	for _, k := range []string{"argv", "command", "cmd"} {
+		switch v := m[k].(type) {
+		case []any:
+			parts := make([]string, len(v))
+			for i, a := range v {
+				parts[i] = fmt.Sprint(a)
+			}
+			return strings.Join(parts, " ")
+		case string:
+			return v
+		}
+	}
+	return string(raw)
+}

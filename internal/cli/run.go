@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// RunOptions are the flags of ralph run and ralph resume.
+type RunOptions struct {
+	agent            agentFlags
+	maxIterations    int
+	maxCost          float64
+	maxDuration      time.Duration
+	iterationTimeout time.Duration
+	idleTimeout      time.Duration
+	json             bool
+	force            bool
+}
+
+// AddFlags registers the run flags on cmd.
+func (o *RunOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.agent.name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
+	f.StringVar(&o.agent.command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
+	f.StringVar(&o.agent.model, "model", "", "model for agents that choose one")
+	f.IntVar(&o.maxIterations, "max-iterations", 0, "stop after `N` iterations (default 20, or ralph.toml)")
+	f.Float64Var(&o.maxCost, "max-cost", 0, "stop once the task has cost `USD` dollars (default: no cap)")
+	f.DurationVar(&o.maxDuration, "timeout", 0, "stop after this long in all (e.g. 2h; default: no limit)")
+	f.DurationVar(&o.iterationTimeout, "iteration-timeout", 0, "kill an iteration's agent after this long (default 30m)")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", 0, "kill the agent after this long without output (default 10m)")
+	f.BoolVar(&o.json, "json", false, "print progress and the outcome as JSON lines")
+}
+
+func (o *RunOptions) apply(cfg *config.Config) {
+	if o.maxIterations > 0 {
+		cfg.Limits.MaxIterations = o.maxIterations
+	}
+	if o.maxCost > 0 {
+		cfg.Limits.MaxCost = o.maxCost
+	}
+	if o.maxDuration > 0 {
+		cfg.Limits.MaxDuration.Duration = o.maxDuration
+	}
+	if o.iterationTimeout > 0 {
+		cfg.Limits.IterationTimeout.Duration = o.iterationTimeout
+	}
+	if o.idleTimeout > 0 {
+		cfg.Limits.IdleTimeout.Duration = o.idleTimeout
+	}
+	if o.agent.model != "" {
+		cfg.Model = o.agent.model
+	}
+}
+
+func newRunCommand(g *Globals) *cobra.Command {
+	var o RunOptions
+	cmd := &cobra.Command{
+		Use:   "run [flags] \"message\"",
+		Short: "Run a task: plan, build and verify until the gates pass",
+		Long: `Run a task in this git repository. ralph snapshots the tree (task-N-pre),
+writes the task to .ralph/task.md and runs the agent in fresh-context
+iterations. The agent writes a plan to .ralph/plan.tsx; the harness validates
+it and only then moves to the BUILD phase. When the agent asks to finish, the
+quality gates decide. A task that passes is snapshotted as task-N-post.
+
+The run ends with one of these reasons and exit codes:
+  completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
+  stalled 7, stopped 8, rejected 9, agent-error 10, needs-clarification 11,
+  interrupted 130 (Ctrl-C; continue with ralph resume).`,
+		Example: `  ralph run "add a dark mode toggle to the settings page"
+  ralph run --agent claude --max-cost 5 "fix the failing date parser tests"
+  ralph run --agent script --script demo.json "build the landing page"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTask(cmd.Context(), g, &o, args[0])
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func newResumeCommand(g *Globals) *cobra.Command {
+	var o RunOptions
+	cmd := &cobra.Command{
+		Use:   "resume",
+		Short: "Continue the interrupted task",
+		Long: `Continue the latest task where it stopped: after Ctrl-C, a crash or a kill,
+the loop picks up at the next iteration with everything on disk and in the
+store as it was. A task that ended is not restarted; a stopped one only
+with --force.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTask(cmd.Context(), g, &o, "")
+		},
+	}
+	o.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.force, "force", false, "continue a task that was stopped or ended by a limit")
+	return cmd
+}
+
+// runTask runs (message != "") or resumes a task and maps its outcome to
+// an exit code.
+func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	o.apply(&cfg)
+	lock, err := ws.Lock()
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	defer lock.Release()
+	if err := ws.Init(); err != nil {
+		return err
+	}
+	ag, err := buildAgent(ws, cfg, o.agent)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, ws)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opt, err := engineOptions(ctx, g, ws, cfg, ag)
+	if err != nil {
+		return err
+	}
+	rep := newReporter(g.Stdout, o.json)
+	opt.Reporter = rep
+	eng := engine.New(ws, st, opt)
+
+	var out engine.Outcome
+	if message != "" {
+		out, err = eng.Run(ctx, message)
+	} else {
+		out, err = eng.Resume(ctx, o.force)
+	}
+	if errors.Is(err, engine.ErrNothingToResume) || errors.Is(err, store.ErrNoTask) {
+		return &ExitError{Code: 1, Err: err}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted: %w", err)}
+		}
+		return err
+	}
+	if code := out.Reason.ExitCode(); code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+func newInitCommand(g *Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Create .ralph/ and a commented ralph.toml",
+		Long: `Set up this git repository for ralph: .ralph/ with its state files and a
+.gitignore for ralph's private files (database, lock, logs), and a commented
+ralph.toml at the root when there is none. Safe to run twice.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, _, err := openWorkspace(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			if err := ws.Init(); err != nil {
+				return err
+			}
+			path := ws.Root + "/" + config.FileName
+			created := "kept"
+			if _, err := workspace.ReadFileIfExists(path); err != nil {
+				return err
+			} else if ok, _ := workspace.Exists(path); !ok {
+				if err := workspace.WriteFile(path, []byte(config.Template)); err != nil {
+					return err
+				}
+				created = "created"
+			}
+			fmt.Fprintf(g.Stdout, "initialized %s\n%s %s\n", ws.StateDir(), created, config.FileName)
+			fmt.Fprintf(g.Stdout, "next: ralph run \"what you want done\"\n")
+			return nil
+		},
+	}
+}
+
+func newStopCommand(g *Globals) *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Ask the running loop to stop after its current iteration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ws, _, err := openWorkspace(ctx, g)
+			if err != nil {
+				return err
+			}
+			st, err := openStoreReadOnly(ctx, ws)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			pid := ws.HolderPID()
+			if pid == 0 {
+				return &ExitError{Code: 1, Err: errors.New("no ralph run is active in this workspace")}
+			}
+			if err := st.SetState(ctx, store.KeyStopRequest, reason); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.Stdout, "stop requested; ralph (pid %d) stops after its current iteration\n", pid)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "stopped by the user", "why, recorded with the stop")
+	return cmd
+}
+
+func trimOneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/command"
+	"github.com/ralph-harness/ralph/internal/agent/script"
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/stall"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// usageError is a mistake in how ralph was invoked or configured: exit 2.
+func usageError(err error) error { return &ExitError{Code: 2, Err: err} }
+
+// openWorkspace finds the workspace and reads its configuration.
+func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, config.Config, error) {
+	ws, err := workspace.Open(ctx, g.Dir)
+	if err != nil {
+		return nil, config.Config{}, usageError(err)
+	}
+	cfg, err := config.Load(ws.Root)
+	if err != nil {
+		return nil, config.Config{}, usageError(err)
+	}
+	return ws, cfg, nil
+}
+
+// openStore opens the workspace's database, creating .ralph/ if needed.
+func openStore(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
+	if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, ws.Path(workspace.Database))
+}
+
+// openStoreReadOnly opens the database for a read-only command, failing
+// clearly when no run has created it yet.
+func openStoreReadOnly(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
+	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
+		return nil, &ExitError{Code: 1, Err: errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)")}
+	}
+	return store.Open(ctx, ws.Path(workspace.Database))
+}
+
+// agentFlags are the flags that choose and configure the agent.
+type agentFlags struct {
+	name    string
+	script  string
+	command string
+	model   string
+}
+
+// buildAgent constructs the backend the flags and configuration name.
+func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent.Agent, error) {
+	name := f.name
+	if name == "" {
+		name = cfg.Agent
+	}
+	if f.script != "" && (name == "" || name == "auto") {
+		name = "script"
+	}
+	backend := cfg.Agents[name]
+	switch name {
+	case "script":
+		if f.script == "" {
+			return nil, usageError(errors.New("--agent script needs --script FILE"))
+		}
+		path := f.script
+		if !filepath.IsAbs(path) {
+			if _, err := os.Stat(path); err != nil {
+				path = filepath.Join(ws.Root, path)
+			}
+		}
+		s, err := script.Load(path)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		return script.New(s), nil
+	case "command":
+		argv := backend.Command
+		if f.command != "" {
+			argv = strings.Fields(f.command)
+		}
+		if len(argv) == 0 {
+			return nil, usageError(errors.New("--agent command needs --command PROGRAM or [agents.command] command = [argv…] in ralph.toml"))
+		}
+		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
+	case "auto", "":
+		return nil, usageError(errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE"))
+	}
+	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, amp, api, command or script)", name))
+}
+
+// buildGates returns the gates of a run: has-summary, then the command
+// gates of ralph.toml.
+func buildGates(cfg config.Config) []gate.Gate {
+	gates := []gate.Gate{gate.HasSummary{}}
+	for _, g := range cfg.Gates {
+		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
+	}
+	return gates
+}
+
+// engineOptions wires an engine from configuration.
+func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, ag agent.Agent) (engine.Options, error) {
+	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
+	if err != nil {
+		return engine.Options{}, fmt.Errorf("open snapshots: %w", err)
+	}
+	opt := engine.Options{
+		Agent:   ag,
+		Gates:   buildGates(cfg),
+		Promise: cfg.Promise,
+		Limits: engine.Limits{
+			MaxIterations:    cfg.Limits.MaxIterations,
+			MaxDuration:      cfg.Limits.MaxDuration.Duration,
+			MaxCost:          cfg.Limits.MaxCost,
+			IterationTimeout: cfg.Limits.IterationTimeout.Duration,
+			IdleTimeout:      cfg.Limits.IdleTimeout.Duration,
+			GateFailures:     cfg.Limits.GateFailures,
+			MaxWait:          cfg.Limits.MaxWait.Duration,
+		},
+		Stall: stall.Config{
+			RepeatThreshold:        cfg.Stall.Repeat,
+			NoProgressThreshold:    cfg.Stall.NoProgress,
+			RepeatedErrorThreshold: cfg.Stall.RepeatedErrors,
+		},
+		Registries: plan.DefaultRegistries(),
+		Snapshots:  snaps,
+		Logger:     g.Logger,
+	}
+	if len(cfg.Notify) > 0 {
+		argv := cfg.Notify
+		opt.Notify = func(ctx context.Context, msg string) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if _, err := proc.Run(ctx, proc.Spec{Argv: append(append([]string(nil), argv...), msg), Dir: ws.Root}); err != nil {
+				g.Logger.Warn("notify", "err", err)
+			}
+		}
+	}
+	return opt, nil
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// statusReport is what ralph status shows.
+type statusReport struct {
+	Task       store.Task         `json:"task"`
+	Phase      string             `json:"phase"`
+	StatusFile string             `json:"status_file"`
+	Iteration  int                `json:"iteration"`
+	Running    bool               `json:"running"`
+	PID        int                `json:"pid,omitempty"`
+	Gates      []store.GateResult `json:"last_gates,omitempty"`
+	ToolCalls  int                `json:"tool_calls"`
+	Totals     totals             `json:"all_tasks"`
+}
+
+type totals struct {
+	Tasks        int     `json:"tasks"`
+	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+}
+
+func newStatusCommand(g *Globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show where the current task stands",
+		Long:  "Show the current task: its phase, iteration, last gate results, cost and\nwhether a run is active. Works while a run is going.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ws, _, err := openWorkspace(ctx, g)
+			if err != nil {
+				return err
+			}
+			st, err := openStoreReadOnly(ctx, ws)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := buildStatus(ctx, ws, st)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(g.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printStatus(g, rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) (statusReport, error) {
+	t, err := st.LatestTask(ctx)
+	if errors.Is(err, store.ErrNoTask) {
+		return statusReport{}, &ExitError{Code: 1, Err: err}
+	}
+	if err != nil {
+		return statusReport{}, err
+	}
+	rep := statusReport{Task: t, Phase: ws.Phase(), StatusFile: ws.Status(), Iteration: ws.Int(workspace.Iteration)}
+	if pid := ws.HolderPID(); pid != 0 {
+		rep.Running, rep.PID = true, pid
+	}
+	gates, err := st.GateResults(ctx, t.ID)
+	if err != nil {
+		return rep, err
+	}
+	if len(gates) > 0 {
+		last := gates[len(gates)-1].Iteration
+		for _, gr := range gates {
+			if gr.Iteration == last {
+				rep.Gates = append(rep.Gates, gr)
+			}
+		}
+	}
+	its, err := st.Iterations(ctx, t.ID)
+	if err != nil {
+		return rep, err
+	}
+	for _, it := range its {
+		rep.ToolCalls += it.ToolCalls
+	}
+	all, err := st.Tasks(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, x := range all {
+		rep.Totals.Tasks++
+		rep.Totals.CostUSD += x.CostUSD
+		rep.Totals.InputTokens += x.InputTokens
+		rep.Totals.OutputTokens += x.OutputTokens
+	}
+	return rep, nil
+}
+
+func printStatus(g *Globals, r statusReport) {
+	t := r.Task
+	state := "ended"
+	switch {
+	case r.Running:
+		state = fmt.Sprintf("running (pid %d)", r.PID)
+	case t.Status == store.TaskInterrupted || t.Status == store.TaskRunning:
+		state = "interrupted — continue with `ralph resume`"
+	}
+	fmt.Fprintf(g.Stdout, "task %d: %s\n", t.Number, trimOneLine(t.Message, 100))
+	fmt.Fprintf(g.Stdout, "  state:      %s\n", state)
+	if t.Status == store.TaskDone {
+		fmt.Fprintf(g.Stdout, "  ended:      %s — %s\n", t.Reason, t.Detail)
+	}
+	fmt.Fprintf(g.Stdout, "  type:       %s\n", t.Type)
+	fmt.Fprintf(g.Stdout, "  agent:      %s\n", t.Agent)
+	fmt.Fprintf(g.Stdout, "  phase:      %s (status.txt: %s)\n", r.Phase, r.StatusFile)
+	fmt.Fprintf(g.Stdout, "  iteration:  %d (%d tool calls)\n", r.Iteration, r.ToolCalls)
+	end := t.EndedAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	fmt.Fprintf(g.Stdout, "  elapsed:    %s\n", end.Sub(t.StartedAt).Round(time.Second))
+	fmt.Fprintf(g.Stdout, "  cost:       $%.4f (%d input / %d output tokens)\n", t.CostUSD, t.InputTokens, t.OutputTokens)
+	for i, gr := range r.Gates {
+		label := "            "
+		if i == 0 {
+			label = "  gates:    "
+		}
+		fmt.Fprintf(g.Stdout, "%s %s %s\n", label, gr.Status, gr.Gate)
+	}
+	if r.Totals.Tasks > 1 {
+		fmt.Fprintf(g.Stdout, "  all tasks:  %d tasks, $%.4f (%d input / %d output tokens)\n", r.Totals.Tasks, r.Totals.CostUSD, r.Totals.InputTokens, r.Totals.OutputTokens)
+	}
+}

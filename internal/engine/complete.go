@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// complete is the one completion handler, for every signal. In the PLAN
+// phase with a plan written the signal is deferred: the plan is validated
+// at the top of the next iteration. Otherwise the gates decide.
+func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome string, end Reason, detail string, errs []string) {
+	if e.ws.Phase() == workspace.PhasePlan && e.ws.PlanContent() != "" {
+		_ = e.ws.SetStatus(workspace.StatusRunning)
+		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but the task is in the PLAN phase with a plan written: completion deferred, the plan is validated next iteration", signal), "")
+		return outDeferred, "", "", nil
+	}
+	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
+	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
+	if ctx.Err() != nil {
+		return outInterrupt, Interrupted, "interrupted while the gates ran; run `ralph resume` to continue", nil
+	}
+	rows := make([]store.GateResult, len(results))
+	var summary []string
+	for i, res := range results {
+		rows[i] = store.GateResult{TaskID: r.taskID, Iteration: r.iteration, Gate: res.Gate, Status: string(res.Status), Message: res.Message, Fix: res.Fix}
+		summary = append(summary, fmt.Sprintf("%s %s", res.Gate, res.Status))
+	}
+	if err := e.st.AddGateResults(ctx, rows); err != nil {
+		e.log.Error("record gate results", "err", err)
+	}
+	e.report(r, Progress{Stage: StageGates, Message: strings.Join(summary, ", ")})
+
+	failed := gate.Failed(results)
+	if len(failed) == 0 {
+		_ = e.ws.SetStatus(workspace.StatusComplete)
+		if w := gate.Warnings(results); len(w) > 0 {
+			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))
+		}
+		e.snapshotPost(ctx, r)
+		return outCompleted, Completed, fmt.Sprintf("all %d quality gates passed after %d iterations", len(results), r.iteration), nil
+	}
+
+	r.gateFailures++
+	_ = e.ws.Write(workspace.Feedback, gate.Feedback(results))
+	_ = e.ws.SetStatus(workspace.StatusRunning)
+	for _, f := range failed {
+		errs = append(errs, f.Gate+": "+f.Message)
+	}
+	names := make([]string, len(failed))
+	for i, f := range failed {
+		names[i] = f.Gate
+	}
+	e.harnessEvent(r, "gates-failed", fmt.Sprintf("gates failed (%s); feedback.md says how to fix them (%d of %d attempts)", strings.Join(names, ", "), r.gateFailures, e.opt.Limits.GateFailures), "")
+	if r.gateFailures >= e.opt.Limits.GateFailures {
+		return outGatesFail, GateFailures, fmt.Sprintf("the quality gates failed %d times in a row (last: %s)", r.gateFailures, strings.Join(names, ", ")), errs
+	}
+	return outGatesFail, "", "", errs
+}
+
+// snapshotPost saves task-N-post after the gates pass.
+func (e *Engine) snapshotPost(ctx context.Context, r *run) {
+	if e.opt.Snapshots == nil {
+		return
+	}
+	snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPost(r.number), fmt.Sprintf("after task %d", r.number))
+	if err != nil {
+		e.harnessEvent(r, "snapshot-error", "could not save "+snapshot.TaskPost(r.number)+": "+err.Error(), "")
+		return
+	}
+	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: r.number, Kind: string(snap.Kind), Message: snap.Message})
+	e.harnessEvent(r, "snapshot", "saved "+snap.Name+" ("+snap.ShortCommit()+")", "")
+}

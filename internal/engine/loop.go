@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/stall"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// Iteration outcomes recorded in the store.
+const (
+	outContinue  = "continue"
+	outDeferred  = "complete-deferred"
+	outGatesFail = "gates-failed"
+	outCompleted = "completed"
+	outTimeout   = "timeout"
+	outIdle      = "idle"
+	outAgentErr  = "agent-error"
+	outInterrupt = "interrupted"
+)
+
+// loop runs iterations until the task ends.
+func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
+	start := e.now()
+	det := stall.NewDetector(e.opt.Stall)
+	hasher := stall.NewTreeHasher()
+	if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+		det.SetBaseline(h)
+	}
+	for {
+		if ctx.Err() != nil {
+			return e.finish(ctx, r, Interrupted, "interrupted; run `ralph resume` to continue"), nil
+		}
+		lim := e.opt.Limits
+		switch {
+		case lim.MaxIterations > 0 && r.iteration >= lim.MaxIterations:
+			return e.finish(ctx, r, MaxIterations, fmt.Sprintf("reached the limit of %d iterations without passing the gates", lim.MaxIterations)), nil
+		case lim.MaxDuration > 0 && e.now().Sub(start) >= lim.MaxDuration:
+			return e.finish(ctx, r, MaxDuration, fmt.Sprintf("ran for the limit of %s", lim.MaxDuration)), nil
+		case lim.MaxCost > 0 && r.cost >= lim.MaxCost:
+			return e.finish(ctx, r, MaxCost, fmt.Sprintf("spent $%.2f, over the limit of $%.2f", r.cost, lim.MaxCost)), nil
+		}
+		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
+			return e.finish(ctx, r, Stopped, "stopped on request: "+reason), nil
+		}
+
+		r.iteration++
+		it, err := e.iterate(ctx, r)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if it.end != "" {
+			return e.finish(ctx, r, it.end, it.detail), nil
+		}
+		if ctx.Err() != nil {
+			continue
+		}
+
+		// Stall detection, on every iteration that ran to its end.
+		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors}
+		if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+			obs.TreeHash = h
+		}
+		if v := det.Observe(obs); v.Stalled() {
+			end, detail := e.recoverStall(ctx, r, det, v)
+			if end != "" {
+				return e.finish(ctx, r, end, detail), nil
+			}
+			if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+				det.SetBaseline(h)
+			}
+		}
+	}
+}
+
+// skipForTreeHash leaves out of the progress hash everything in .ralph/
+// the harness itself writes each iteration.
+func skipForTreeHash(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if part == "node_modules" || part == ".cache" {
+			return true
+		}
+	}
+	if rel == workspace.Dir || !strings.HasPrefix(rel, workspace.Dir+"/") {
+		return false
+	}
+	name := strings.TrimPrefix(rel, workspace.Dir+"/")
+	return name != workspace.Plan && name != workspace.Summary
+}
+
+// iterResult is what one iteration decided.
+type iterResult struct {
+	end    Reason
+	detail string
+	calls  []stall.Call
+	errors []string
+}
+
+func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
+	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
+		return iterResult{}, err
+	}
+	e.report(r, Progress{Stage: StageIteration, Message: fmt.Sprintf("iteration %d", r.iteration)})
+	e.planCheck(ctx, r)
+	phase := e.ws.Phase()
+	if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, ""); err != nil {
+		return iterResult{}, err
+	}
+
+	data := e.promptData(r.iteration, "")
+	e.applyPlanPrompt(&data)
+	system, user, err := e.prompts(data)
+	if err != nil {
+		return iterResult{}, err
+	}
+
+	var calls []stall.Call
+	var agentErrs []string
+	var res agent.Result
+	for {
+		calls, agentErrs = calls[:0], agentErrs[:0]
+		emit := func(ev agent.Event) {
+			if ev.Kind == agent.KindToolCall {
+				calls = append(calls, stall.Call{Name: ev.Tool, Input: ev.Input})
+			}
+			if ev.Kind == agent.KindError {
+				agentErrs = append(agentErrs, ev.Text)
+			}
+			e.agentEvent(r, ev, len(calls))
+		}
+		ictx, cancel := ctx, context.CancelFunc(func() {})
+		if e.opt.Limits.IterationTimeout > 0 {
+			ictx, cancel = context.WithTimeout(ctx, e.opt.Limits.IterationTimeout)
+		}
+		res, err = e.opt.Agent.Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
+		timedOut := ictx.Err() != nil && ctx.Err() == nil
+		cancel()
+
+		var rl *agent.RateLimitError
+		if errors.As(err, &rl) {
+			if werr := e.waitRateLimit(ctx, r, rl); werr != nil {
+				e.endIteration(ctx, r, phase, outInterrupt, res, calls)
+				return iterResult{end: Interrupted, detail: "interrupted while waiting out a rate limit; run `ralph resume` to continue"}, nil
+			}
+			if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, ""); err != nil {
+				return iterResult{}, err
+			}
+			continue
+		}
+		r.rateWaits = 0
+		if res.ToolCalls < len(calls) {
+			res.ToolCalls = len(calls)
+		}
+		switch {
+		case ctx.Err() != nil:
+			e.endIteration(ctx, r, phase, outInterrupt, res, calls)
+			return iterResult{end: Interrupted, detail: "interrupted; run `ralph resume` to continue"}, nil
+		case errors.Is(err, agent.ErrNotFound):
+			e.endIteration(ctx, r, phase, outAgentErr, res, calls)
+			return iterResult{end: AgentError, detail: err.Error()}, nil
+		case timedOut:
+			e.endIteration(ctx, r, phase, outTimeout, res, calls)
+			e.harnessEvent(r, "timeout", fmt.Sprintf("iteration %d hit the %s iteration timeout; the agent was stopped", r.iteration, e.opt.Limits.IterationTimeout), "")
+			return iterResult{calls: toCalls(calls), errors: []string{"iteration timeout"}}, nil
+		case errors.Is(err, proc.ErrIdle):
+			e.endIteration(ctx, r, phase, outIdle, res, calls)
+			e.harnessEvent(r, "timeout", fmt.Sprintf("the agent printed nothing for %s and was stopped", e.opt.Limits.IdleTimeout), "")
+			return iterResult{calls: toCalls(calls), errors: []string{"idle timeout"}}, nil
+		case err != nil:
+			r.agentErrors++
+			e.endIteration(ctx, r, phase, outAgentErr, res, calls)
+			e.harnessEvent(r, "agent-error", err.Error(), "")
+			if r.agentErrors >= e.opt.Limits.AgentErrors {
+				return iterResult{end: AgentError, detail: fmt.Sprintf("the agent failed %d times in a row: %v", r.agentErrors, err)}, nil
+			}
+			return iterResult{calls: toCalls(calls), errors: append(agentErrs, err.Error())}, nil
+		}
+		break
+	}
+	r.agentErrors = 0
+
+	// Completion signals: the status file, the promise at the end of the
+	// final message only, or an agent that finished without tools.
+	signal := ""
+	switch {
+	case e.ws.Status() == workspace.StatusComplete:
+		signal = "status.txt says complete"
+	case promised(res.Final, e.opt.Promise):
+		signal = "the final message ends with the promise"
+	case res.ToolCalls == 0:
+		signal = "the agent finished without calling a tool"
+	}
+	out := iterResult{calls: toCalls(calls), errors: agentErrs}
+	outcome := outContinue
+	if signal != "" {
+		var gateErrs []string
+		outcome, out.end, out.detail, gateErrs = e.complete(ctx, r, signal)
+		out.errors = append(out.errors, gateErrs...)
+	}
+	e.endIteration(ctx, r, phase, outcome, res, calls)
+	return out, nil
+}
+
+func toCalls(c []stall.Call) []stall.Call { return append([]stall.Call(nil), c...) }
+
+func agentRequest(root, system, user string, n int, idle time.Duration) agent.Request {
+	return agent.Request{Dir: root, System: system, Prompt: user, Iteration: n, IdleTimeout: idle}
+}
+
+// promised reports whether final ends with the promise: the last
+// non-blank text of the agent's final message, nothing after it.
+func promised(final, promise string) bool {
+	if promise == "" {
+		return false
+	}
+	return strings.HasSuffix(strings.TrimSpace(final), promise)
+}
+
+func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string, res agent.Result, calls []stall.Call) {
+	wctx, cancel := detached(ctx)
+	defer cancel()
+	sig := stall.Signature(calls)
+	err := e.st.EndIteration(wctx, store.Iteration{
+		TaskID: r.taskID, Number: r.iteration, Phase: phase, Outcome: outcome,
+		ToolCalls: res.ToolCalls, Signature: sig, Final: res.Final,
+		CostUSD: res.Usage.CostUSD, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+	})
+	if err != nil {
+		e.log.Error("record iteration", "err", err)
+	}
+	r.cost += res.Usage.CostUSD
+}
+
+// waitRateLimit waits until the limit lifts, showing a countdown.
+func (e *Engine) waitRateLimit(ctx context.Context, r *run, rl *agent.RateLimitError) error {
+	wait := e.opt.Limits.Backoff << min(r.rateWaits, 10)
+	if !rl.ResetAt.IsZero() {
+		wait = rl.ResetAt.Sub(e.now())
+	}
+	wait = max(wait, time.Second)
+	wait = min(wait, e.opt.Limits.MaxWait)
+	r.rateWaits++
+	e.harnessEvent(r, "rate-limit", fmt.Sprintf("rate limited (%s); waiting %s before retrying iteration %d", rl.Message, wait.Round(time.Second), r.iteration), "")
+	deadline := e.now().Add(wait)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		left := deadline.Sub(e.now())
+		if left <= 0 {
+			return nil
+		}
+		e.report(r, Progress{Stage: StageWait, Message: fmt.Sprintf("rate limited; retrying in %s", left.Round(time.Second))})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// agentEvent records and shows one agent event.
+func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
+	var data string
+	switch {
+	case len(ev.Input) > 0:
+		data = string(ev.Input)
+	case ev.Usage != nil:
+		b, _ := json.Marshal(ev.Usage)
+		data = string(b)
+	case !ev.ResetAt.IsZero():
+		data = fmt.Sprintf(`{"reset_at":%q}`, ev.ResetAt.Format(time.RFC3339))
+	}
+	text := ev.Text
+	if ev.IsError {
+		text = "error: " + text
+	}
+	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data}); err != nil {
+		e.log.Error("record event", "err", err)
+	}
+	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})
+}
+
+// harnessEvent records something the harness did or decided.
+func (e *Engine) harnessEvent(r *run, kind, text, data string) {
+	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: store.SourceHarness, Kind: kind, Text: text, Data: data}); err != nil {
+		e.log.Error("record event", "err", err)
+	}
+	if kind != "task" && kind != "end" { // those have reports of their own
+		e.report(r, Progress{Stage: StageNote, Message: text})
+	}
+}
+
+func (e *Engine) report(r *run, p Progress) {
+	p.At = e.now()
+	p.Task = r.number
+	if p.Iteration == 0 {
+		p.Iteration = r.iteration
+	}
+	if p.Phase == "" {
+		p.Phase = e.ws.Phase()
+	}
+	p.CostUSD = r.cost
+	e.opt.Reporter.Report(p)
+}
+
+// finish records how the task ended and returns the outcome.
+func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
+	wctx, cancel := detached(ctx)
+	defer cancel()
+	status := store.TaskDone
+	if reason == Interrupted {
+		status = store.TaskInterrupted
+	}
+	if err := e.st.EndTask(wctx, r.taskID, status, string(reason), detail); err != nil {
+		e.log.Error("record task end", "err", err)
+	}
+	if reason == Stopped {
+		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
+	}
+	e.harnessEvent(r, "end", fmt.Sprintf("%s: %s", reason, detail), "")
+	o := Outcome{Reason: reason, Detail: detail, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
+	if t, err := e.st.GetTask(wctx, r.taskID); err == nil {
+		o.CostUSD = t.CostUSD
+		o.Elapsed = e.now().Sub(t.StartedAt)
+	}
+	e.report(r, Progress{Stage: StageEnd, Outcome: &o, Message: detail})
+	return o
+}
+
+// planSections maps the plan's sections for stall recovery.
+func planSections(root *plan.Node, taskN int) []stall.Section {
+	var out []stall.Section
+	for _, s := range plan.Sections(root) {
+		sec := stall.Section{Name: s.Str("name"), Gumdrop: s.Str("gumdrop"), File: plan.SectionFile(s)}
+		for _, m := range s.Markers {
+			if m.Task == 0 || m.Task == taskN {
+				sec.Marker = m.String()
+			}
+		}
+		out = append(out, sec)
+	}
+	return out
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/task"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// planAtStartKey records the plan's hash when a task started, so a plan
+// carried over from the previous task cannot open BUILD unchanged.
+func planAtStartKey(taskID int64) string { return fmt.Sprintf("task:%d:plan_at_start", taskID) }
+
+// taskTypeKey records how the engine routes the task.
+func taskTypeKey(taskID int64) string { return fmt.Sprintf("task:%d:route", taskID) }
+
+func hashString(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// Run starts a new task with message and loops until it ends.
+func (e *Engine) Run(ctx context.Context, message string) (Outcome, error) {
+	if strings.TrimSpace(message) == "" {
+		return Outcome{}, errors.New("run: the task message is empty")
+	}
+	r, err := e.startTask(ctx, message)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if r.outcome != nil {
+		return *r.outcome, nil
+	}
+	return e.loop(ctx, r)
+}
+
+// Resume continues the latest task. A task that ended is not restarted,
+// except a stopped or interrupted one when force is set.
+func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
+	t, err := e.st.LatestTask(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if t.Status == store.TaskDone {
+		resumable := t.Reason != string(Completed) && t.Reason != string(NeedsClarification)
+		if !force || !resumable {
+			hint := ""
+			if resumable {
+				hint = "; use --force to continue it anyway"
+			}
+			return Outcome{}, fmt.Errorf("%w: task %d ended (%s: %s)%s", ErrNothingToResume, t.Number, t.Reason, t.Detail, hint)
+		}
+	}
+	if err := e.st.CloseOpenIterations(ctx, t.ID); err != nil {
+		return Outcome{}, err
+	}
+	if err := e.st.ReopenTask(ctx, t.ID); err != nil {
+		return Outcome{}, err
+	}
+	if force {
+		_ = e.st.DeleteState(ctx, store.KeyStopRequest)
+	}
+	if err := e.st.SetTaskAgent(ctx, t.ID, e.opt.AgentName); err != nil {
+		return Outcome{}, err
+	}
+	last, err := e.st.LastIterationNumber(ctx, t.ID)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if n := e.ws.Int(workspace.Iteration); n > last {
+		last = n
+	}
+	route, _, _ := e.st.State(ctx, taskTypeKey(t.ID))
+	if e.ws.Status() != workspace.StatusWaiting {
+		_ = e.ws.SetStatus(workspace.StatusRunning)
+	}
+	r := &run{taskID: t.ID, number: t.Number, iteration: last, route: task.Type(route), cost: t.CostUSD}
+	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d at iteration %d: %s", t.Number, last+1, firstLine(t.Message))})
+	return e.loop(ctx, r)
+}
+
+// run is the state of one task's loop in this process.
+type run struct {
+	taskID    int64
+	number    int
+	iteration int
+	route     task.Type
+	cost      float64
+	outcome   *Outcome
+	// gateFailures counts failed completion attempts in a row.
+	gateFailures int
+	// agentErrors counts agent failures in a row.
+	agentErrors int
+	// rateWaits counts rate-limit waits in a row, for the backoff.
+	rateWaits int
+}
+
+// startTask runs the task lifecycle's opening (SPEC §3): the pre-task
+// snapshot, stale-state cleanup, the counter and history, task.md.
+func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
+	if err := e.ws.Init(); err != nil {
+		return nil, err
+	}
+	if origin, _ := e.ws.Read(workspace.Origin); origin == "" {
+		if err := e.ws.Write(workspace.Origin, message+"\n"); err != nil {
+			return nil, fmt.Errorf("write origin.md: %w", err)
+		}
+	}
+	prev := e.ws.Int(workspace.TaskCounter)
+	n := prev + 1
+
+	previous := "none"
+	if e.opt.Snapshots != nil {
+		empty, err := treeIsEmpty(e.ws.Root)
+		if err != nil {
+			return nil, err
+		}
+		if prev > 0 || !empty {
+			snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPre(n), fmt.Sprintf("before task %d: %s", n, firstLine(message)))
+			if errors.Is(err, snapshot.ErrSnapshotExists) {
+				// A task-N-pre left by a task that never got further (a
+				// crash before the counter moved): keep the older one.
+				snap, err = e.opt.Snapshots.Resolve(ctx, snapshot.TaskPre(n))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
+			}
+			_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
+		}
+		if prev > 0 {
+			if ok, _ := e.opt.Snapshots.Exists(ctx, snapshot.TaskPost(prev)); ok {
+				previous = snapshot.TaskPost(prev)
+			} else {
+				previous = snapshot.TaskPre(n)
+			}
+		}
+	}
+
+	// Clean stale state. The previous summary goes to the history first.
+	if prev > 0 {
+		summary, _ := e.ws.Read(workspace.Summary)
+		line := firstLine(summary)
+		if line == "" {
+			line = "(no summary)"
+		}
+		if err := e.ws.Append(workspace.TaskHistory, fmt.Sprintf("- Task %d: %s\n", prev, line)); err != nil {
+			return nil, err
+		}
+	}
+	for name, content := range map[string]string{
+		workspace.Summary:   "",
+		workspace.Feedback:  "",
+		workspace.Status:    workspace.StatusRunning,
+		workspace.Iteration: "0",
+		workspace.Phase:     workspace.PhasePlan,
+	} {
+		if err := e.ws.Write(name, content); err != nil {
+			return nil, fmt.Errorf("reset .ralph/%s: %w", name, err)
+		}
+	}
+	if err := e.ws.SetInt(workspace.TaskCounter, n); err != nil {
+		return nil, err
+	}
+
+	planText := e.ws.PlanContent()
+	in := task.Input{Message: message, PlanExists: planText != "", Counter: n, Previous: previous}
+	if prev > 0 {
+		in.PreviousSummary = e.previousSummary(prev)
+	}
+	in.Files = listFiles(e.ws.Root, task.MaxPromptFiles)
+	parser := e.opt.TaskParser
+	if parser == nil {
+		parser = &task.Parser{Logger: e.opt.Logger}
+	}
+	t, opt, err := parser.Parse(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("parse task: %w", err)
+	}
+	if err := e.ws.Write(workspace.Task, string(task.Format(t))); err != nil {
+		return nil, fmt.Errorf("write task.md: %w", err)
+	}
+	route := t.Route()
+	if route == task.Pending {
+		route = task.Fresh
+		if planText != "" {
+			route = task.Mutation
+		}
+	}
+
+	id, err := e.st.CreateTask(ctx, n, message, string(route), e.opt.AgentName)
+	if err != nil {
+		return nil, err
+	}
+	_ = e.st.DeleteState(ctx, store.KeyStopRequest)
+	_ = e.st.SetState(ctx, taskTypeKey(id), string(route))
+	_ = e.st.SetState(ctx, planAtStartKey(id), hashString(planText))
+	r := &run{taskID: id, number: n, route: route}
+	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", n, route, opt, firstLine(message))})
+	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", n, route, opt), "")
+
+	switch route {
+	case task.Bugfix:
+		// A bug fix skips the plan update and builds against the plan as it is.
+		if err := e.ws.SetPhase(workspace.PhaseBuild); err != nil {
+			return nil, err
+		}
+	case task.NeedsClarification:
+		o := e.finish(ctx, r, NeedsClarification, "the task is ambiguous: "+t.Question+" — answer by running ralph run again with a clearer message")
+		r.outcome = &o
+	}
+	return r, nil
+}
+
+func (e *Engine) previousSummary(prev int) string {
+	s, _ := e.ws.Read(workspace.Summary)
+	return strings.TrimSpace(s)
+}
+
+// treeIsEmpty reports whether the working tree has nothing but .git and
+// .ralph in it.
+func treeIsEmpty(root string) (bool, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.Name() != ".git" && e.Name() != workspace.Dir && e.Name() != "ralph.toml" {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// listFiles lists up to max files of the tree for the task parser,
+// skipping .git, .ralph and dependency folders.
+func listFiles(root string, max int) []string {
+	var out []string
+	skip := map[string]bool{".git": true, workspace.Dir: true, "node_modules": true, "vendor": true, "dist": true, "build": true, ".cache": true}
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || len(out) >= max {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && skip[d.Name()] && path != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(strings.TrimLeft(s, "# "))
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
