@@ -105,3 +105,24 @@ func TestEmbeddedRecipesWellFormed(t *testing.T) {
 		})
 	}
 }
+
+// TestGridRecipesMapOverData holds the grid-heavy recipes (SPEC.md §5,
+// adjacent-grids) to telling the agent to keep items in a data array and
+// render them with .map, because the scope gate counts items.
+func TestGridRecipesMapOverData(t *testing.T) {
+	lib, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"blog-grid", "gallery", "grid-list", "pricing", "features", "team", "testimonials", "portfolio", "stats-dashboard"} {
+		r, ok := lib.Get(id)
+		if !ok {
+			t.Errorf("no recipe %q", id)
+			continue
+		}
+		body := strings.Join(strings.Fields(r.Body), " ")
+		if !strings.Contains(body, "data array") || !strings.Contains(body, ".map") {
+			t.Errorf("%s does not say to keep items in a data array rendered with .map", id)
+		}
+	}
+}
