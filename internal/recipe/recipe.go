@@ -35,6 +35,7 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -70,9 +71,11 @@ func Parse(file string, data []byte) (Recipe, error) {
 	}
 	fm, body, err := splitFrontMatter(string(data))
 	if err != nil {
-		pe := err.(*ParseError)
-		pe.File = file
-		return Recipe{}, pe
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.File = file
+		}
+		return Recipe{}, err
 	}
 	r := Recipe{ID: id, Body: strings.TrimLeft(body, "\n")}
 	fail := func(line int, format string, args ...any) (Recipe, error) {
