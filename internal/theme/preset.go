@@ -57,7 +57,7 @@ func presets() []preset {
 		{PresetInfo{"doom-64", "blood red and rust on scorched brown, hard pixel shadows",
 			GenerateOptions{Seed: 28, Pattern: "analogous", Mood: "industrial", Chroma: chroma(0.2), Radius: "none", ShadowProfile: "harsh"}},
 			func(s *spec) {
-				s.neutralHue, s.neutralChroma = 45, 0.025
+				s.neutralHue, s.neutralChroma = 60, 0.016
 				s.light.Background, s.light.Muted, s.light.Border, s.light.Primary = 0.93, 0.895, 0.8, 0.5
 				s.dark.Background, s.dark.Muted, s.dark.Border, s.dark.Primary = 0.17, 0.25, 0.33, 0.6
 				s.fonts.Mono = "VT323"
@@ -90,12 +90,12 @@ func presets() []preset {
 				s.light.Primary = 0.2
 				s.dark.Primary = 0.92
 			}},
-		{PresetInfo{"elegant-luxury", "deep wine and antique gold on ivory, serif accents",
-			GenerateOptions{Seed: 18, Pattern: "vesicaPiscis", Mood: "luxury", Chroma: chroma(0.14)}},
+		{PresetInfo{"elegant-luxury", "deep wine, copper and antique gold on ivory",
+			GenerateOptions{Seed: 18, Pattern: "fibonacci", Mood: "luxury", Chroma: chroma(0.14)}},
 			func(s *spec) {
 				s.neutralHue, s.neutralChroma = 70, 0.014
 				s.light.Primary = 0.42
-				s.dark.Primary = 0.72
+				s.dark.Primary = 0.5
 			}},
 		{PresetInfo{"bubblegum", "bubblegum pink and mint, pill shapes, hard cartoon shadows",
 			GenerateOptions{Seed: 350, Pattern: "complementary", Mood: "playful", Chroma: chroma(0.17), ShadowProfile: "harsh"}},

@@ -122,9 +122,9 @@ func buildMode(s spec, dark bool) (Mode, []Adjustment) {
 	col["muted-foreground"] = q(mfL, min(nc*2, 0.04), nh)
 
 	if dark {
-		col["secondary"] = q(cv.Muted+0.02, min(c*0.3, 0.06), hS)
+		col["secondary"] = q(cv.Muted+0.02, min(c*0.25, 0.045), hS)
 		col["secondary-foreground"] = q(0.95, min(c*0.1, 0.02), hS)
-		col["accent"] = q(cv.Muted+0.04, min(c*0.45, 0.09), hA)
+		col["accent"] = q(cv.Muted+0.06, min(c*0.5, 0.11), hA)
 		col["accent-foreground"] = q(0.96, min(c*0.15, 0.03), hA)
 		col["destructive"] = q(0.62, 0.2, 22)
 	} else {
@@ -148,7 +148,8 @@ func buildMode(s spec, dark bool) (Mode, []Adjustment) {
 		chartL = []float64{0.7, 0.62, 0.78, 0.55, 0.85}
 	}
 	for i := range 5 {
-		col[chartName(i)] = q(chartL[i], c*(1-0.05*float64(i)), s.hues[i%n])
+		h := s.hues[i%n]
+		col[chartName(i)] = q(min(chartL[i]+yellowLift(h), 0.9), c*(1-0.05*float64(i)), h)
 	}
 
 	col["sidebar"] = q(cv.Background+sign*0.015, nc, nh)
@@ -187,6 +188,13 @@ func buildMode(s spec, dark bool) (Mode, []Adjustment) {
 		Radius:  s.radius.Value,
 		Shadows: s.shadow.shadows(shadowColor, dark),
 	}, adj
+}
+
+// yellowLift is extra lightness for hues near yellow (95°), which turn
+// olive and brown when they are as dark as other hues.
+func yellowLift(h float64) float64 {
+	d := math.Abs(h - 95)
+	return 0.16 * math.Max(0, 1-d/45)
 }
 
 func chartName(i int) string {
