@@ -232,7 +232,7 @@ func TestCheckVibrantEnergy(t *testing.T) {
 		{
 			name: "added 2 and edited a NO CHANGES section", now: grid(cat(day, night[:2])),
 			store: []byte("export function StoreSection() {\n  return <a href=\"/store\">Shop the night range</a>\n}\n"),
-			add: Pass, pres: Pass, storeWant: Warn,
+			add:   Pass, pres: Pass, storeWant: Warn,
 		},
 		{
 			name: "added 2 after a formatter pass and a new field", now: gridPrettier(cat(day, night[:2]), func(f flavor) string {

@@ -151,7 +151,7 @@ func (m *module) declValue(name string) int {
 		default:
 			continue
 		}
-		if m.toks[j].punct(":") {
+		if m.tok(j).punct(":") {
 			j = m.skipType(j + 1)
 			if j < 0 {
 				continue

@@ -1,0 +1,37 @@
+package scope
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzCountItems checks that counting never panics and terminates on any
+// input, with the input also served as every imported file so import
+// resolution (and import cycles) are exercised. Seeds live in
+// testdata/fuzz/FuzzCountItems; the section files under testdata/count are
+// added too.
+func FuzzCountItems(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "count", "*", "*.tsx"))
+	for _, name := range files {
+		if src, err := os.ReadFile(name); err == nil {
+			f.Add(src)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		self := func(string) ([]byte, bool) { return src, true }
+		c := CountItems(src, self)
+		if c.N < 0 {
+			t.Fatalf("negative count %d", c.N)
+		}
+		if c.Items != nil && len(c.Items) != c.N {
+			t.Fatalf("len(Items) = %d, N = %d", len(c.Items), c.N)
+		}
+		CountItems(src, nil)
+		Check(Input{Targets: []Target{{
+			Section: Section{Name: "s", File: "s.tsx", Markers: []Marker{{Kind: Add, Count: 2}, {Kind: Preserved}, {Kind: NoChanges}, {Kind: Remove}, {Kind: Modify}}},
+			Before:  Version{Present: true, Src: src, Siblings: self},
+			Now:     Version{Present: true, Src: append([]byte("const x = ["), src...)},
+		}}})
+	})
+}
