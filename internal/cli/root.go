@@ -104,6 +104,7 @@ Start with:
 		newStatusCommand(g),
 		newLogCommand(g),
 		newStopCommand(g),
+		newDemoCommand(g),
 		newPlanCommand(g),
 		newSnapshotCommand(g),
 		newVersionCommand(g),

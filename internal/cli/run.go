@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,9 @@ import (
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
+
+// keyAgentFlags remembers the agent flags of the last run for resume.
+const keyAgentFlags = "cli:agent_flags"
 
 // RunOptions are the flags of ralph run and ralph resume.
 type RunOptions struct {
@@ -30,10 +34,10 @@ type RunOptions struct {
 // AddFlags registers the run flags on cmd.
 func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.agent.name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, amp, api, command or script (default from ralph.toml, else auto)")
-	f.StringVar(&o.agent.script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
-	f.StringVar(&o.agent.command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
-	f.StringVar(&o.agent.model, "model", "", "model for agents that choose one")
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
+	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
+	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")
 	f.IntVar(&o.maxIterations, "max-iterations", 0, "stop after `N` iterations (default 20, or ralph.toml)")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop once the task has cost `USD` dollars (default: no cap)")
 	f.DurationVar(&o.maxDuration, "timeout", 0, "stop after this long in all (e.g. 2h; default: no limit)")
@@ -58,8 +62,8 @@ func (o *RunOptions) apply(cfg *config.Config) {
 	if o.idleTimeout > 0 {
 		cfg.Limits.IdleTimeout.Duration = o.idleTimeout
 	}
-	if o.agent.model != "" {
-		cfg.Model = o.agent.model
+	if o.agent.Model != "" {
+		cfg.Model = o.agent.Model
 	}
 }
 
@@ -125,15 +129,24 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	if err := ws.Init(); err != nil {
 		return err
 	}
-	ag, err := buildAgent(ws, cfg, o.agent)
-	if err != nil {
-		return err
-	}
 	st, err := openStore(ctx, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	// A resume uses the agent the run used unless told otherwise.
+	if message == "" && o.agent == (agentFlags{}) {
+		if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
+			_ = json.Unmarshal([]byte(saved), &o.agent)
+		}
+	}
+	ag, err := buildAgent(ws, cfg, o.agent)
+	if err != nil {
+		return err
+	}
+	if b, err := json.Marshal(o.agent); err == nil {
+		_ = st.SetState(ctx, keyAgentFlags, string(b))
+	}
 	opt, err := engineOptions(ctx, g, ws, cfg, ag)
 	if err != nil {
 		return err

@@ -58,28 +58,28 @@ func openStoreReadOnly(ctx context.Context, ws *workspace.Workspace) (*store.Sto
 
 // agentFlags are the flags that choose and configure the agent.
 type agentFlags struct {
-	name    string
-	script  string
-	command string
-	model   string
+	Name    string `json:"name,omitempty"`
+	Script  string `json:"script,omitempty"`
+	Command string `json:"command,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
 
 // buildAgent constructs the backend the flags and configuration name.
 func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent.Agent, error) {
-	name := f.name
+	name := f.Name
 	if name == "" {
 		name = cfg.Agent
 	}
-	if f.script != "" && (name == "" || name == "auto") {
+	if f.Script != "" && (name == "" || name == "auto") {
 		name = "script"
 	}
 	backend := cfg.Agents[name]
 	switch name {
 	case "script":
-		if f.script == "" {
+		if f.Script == "" {
 			return nil, usageError(errors.New("--agent script needs --script FILE"))
 		}
-		path := f.script
+		path := f.Script
 		if !filepath.IsAbs(path) {
 			if _, err := os.Stat(path); err != nil {
 				path = filepath.Join(ws.Root, path)
@@ -92,8 +92,8 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent
 		return script.New(s), nil
 	case "command":
 		argv := backend.Command
-		if f.command != "" {
-			argv = strings.Fields(f.command)
+		if f.Command != "" {
+			argv = strings.Fields(f.Command)
 		}
 		if len(argv) == 0 {
 			return nil, usageError(errors.New("--agent command needs --command PROGRAM or [agents.command] command = [argv…] in ralph.toml"))

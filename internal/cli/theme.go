@@ -210,35 +210,24 @@ func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions, st
 // records it as the workspace's theme. showCommand adds the equivalent
 // command line to the report, for requests the user did not type.
 func runThemeRequest(_ context.Context, g *Globals, opts ThemeOptions, req theme.Request, showCommand bool) error {
-	t, err := theme.Build(req)
-	if err != nil {
-		return err
-	}
 	if !opts.Apply {
+		t, err := theme.Build(req)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintln(g.Stdout, t.CSS())
 		for _, a := range t.Adjustments {
 			fmt.Fprintf(g.Stderr, "contrast: %s\n", a)
 		}
 		return nil
 	}
-	path := opts.Stylesheet
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(g.Dir, path)
-	}
-	n, err := theme.Apply(path, t)
+	res, err := theme.ApplyRequest(g.Dir, opts.Stylesheet, req)
 	if err != nil {
 		return err
 	}
-	rec := theme.Record{Request: t.Request, Stylesheet: opts.Stylesheet, Vars: n}
-	if err := theme.SaveRecord(filepath.Join(g.Dir, theme.RecordFile), rec); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.Stdout, "Applied %s (%d vars) to %s\n", t.Title(), n, opts.Stylesheet)
 	if showCommand {
-		fmt.Fprintf(g.Stdout, "Command: ralph %s\n", theme.CommandLine(t.Request.Argv(true)))
+		fmt.Fprintf(g.Stdout, "Command: %s\n", res.Command)
 	}
-	for _, a := range t.Adjustments {
-		fmt.Fprintf(g.Stdout, "Contrast: %s\n", a)
-	}
+	fmt.Fprint(g.Stdout, res.Output)
 	return nil
 }

@@ -189,6 +189,11 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		return nil, fmt.Errorf("write task.md: %w", err)
 	}
 	route := t.Route()
+	if route == task.NeedsClarification && opt.Method != task.OptionA {
+		// Only a model's reading may stop a task for clarification; the
+		// local classifier's guess is not enough to refuse work.
+		route = task.Pending
+	}
 	if route == task.Pending {
 		route = task.Fresh
 		if planText != "" {

@@ -1,0 +1,33 @@
+# ralph's build and test entry points. `make test` is the one command that
+# installs everything the tests need and runs the whole suite; CI runs it.
+
+GO ?= go
+
+.PHONY: test deps build demo fuzz bench
+
+## test: install what the tests need, then run every test
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## deps: Go modules, the pinned agent CLIs (npm) and a git identity
+deps:
+	$(GO) mod download
+	./scripts/install-agent-clis.sh
+	./scripts/ensure-git-identity.sh
+
+## build: the ralph binary in ./bin
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/ralph ./cmd/ralph
+
+## demo: the whole lifecycle offline
+demo:
+	$(GO) run ./cmd/ralph demo
+
+## fuzz: a short run of every fuzz target
+fuzz:
+	./scripts/fuzz-all.sh 20s
+
+## bench: the harness's own benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/engine/ ./internal/plan/

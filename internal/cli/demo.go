@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/demo"
+)
+
+func newDemoCommand(g *Globals) *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole lifecycle offline, in a temporary repository",
+		Long: `Create a temporary git repository from an example bundled in ralph and run
+a scripted agent through it: a plan that fails validation, a fixed plan, the
+BUILD phase, a quality gate that fails, the fix, passing gates and the
+task-1-post snapshot. No network, no API key. The repository is left behind
+so you can look at it with ralph status, ralph log and ralph snapshot list.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), g, dir, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "into", "", "create the demo repository in `DIR` (must not exist; default: a new temporary directory)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress and the outcome as JSON lines")
+	return cmd
+}
+
+func runDemo(ctx context.Context, g *Globals, into string, asJSON bool) error {
+	base, err := os.MkdirTemp("", "ralph-demo-")
+	if err != nil {
+		return err
+	}
+	repo := filepath.Join(base, "tideline")
+	if into != "" {
+		if _, err := os.Stat(into); err == nil {
+			return usageError(fmt.Errorf("%s already exists; --into wants a new directory", into))
+		}
+		repo = into
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return err
+	}
+	if err := demo.WriteProject(repo); err != nil {
+		return err
+	}
+	scriptPath := filepath.Join(base, "demo-agent.json")
+	if err := os.WriteFile(scriptPath, demo.Script(), 0o644); err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=ralph demo", "-c", "user.email=demo@ralph.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "Tideline: the starting point"},
+	} {
+		c := exec.CommandContext(ctx, "git", args...)
+		c.Dir = repo
+		if out, err := c.CombinedOutput(); err != nil {
+			var ee *exec.Error
+			if errors.As(err, &ee) {
+				return fmt.Errorf("demo needs git on PATH: %w", err)
+			}
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	if !asJSON {
+		fmt.Fprintf(g.Stdout, "ralph demo: a scripted agent builds a landing page in %s\n\n", repo)
+	}
+	dg := *g
+	dg.Dir = repo
+	o := &RunOptions{json: asJSON}
+	o.agent.Name = "script"
+	o.agent.Script = scriptPath
+	runErr := runTask(ctx, &dg, o, "Build a landing page for Tideline: a hero, three features and a call to action.")
+	if !asJSON {
+		fmt.Fprintf(g.Stdout, `
+What happened:
+  1. The agent wrote a plan with no theme and an empty screen, and asked to
+     finish at once: the harness deferred that and rejected the plan.
+  2. It fixed the plan; the harness validated it and opened the BUILD phase.
+  3. It built two of three sections and asked to finish: the
+     sections-exist gate failed and feedback.md said what was missing.
+  4. It added the last section; every gate passed; task-1-post was saved.
+
+Look around:
+  cd %s
+  ralph status
+  ralph log
+  ralph snapshot list
+`, repo)
+	}
+	return runErr
+}
