@@ -182,3 +182,27 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Errorf("font not canonicalised: %q", got.Request.Generate.Font)
 	}
 }
+
+func TestApplyRequest(t *testing.T) {
+	dir := t.TempDir()
+	got, err := ApplyRequest(dir, "", Request{Generate: GenerateOptions{Seed: 152, Pattern: "triadic"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Command != "ralph theme generate --seed 152 --pattern triadic --apply" {
+		t.Errorf("command %q", got.Command)
+	}
+	if !strings.HasPrefix(got.Output, "Applied generated theme (88 vars) to src/index.css\n") {
+		t.Errorf("output %q", got.Output)
+	}
+	rec, err := LoadRecord(filepath.Join(dir, RecordFile))
+	if err != nil || rec.Stylesheet != DefaultStylesheet || rec.Request.Generate.Seed != 152 {
+		t.Errorf("record %+v, %v", rec, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src", "index.css")); err != nil {
+		t.Error(err)
+	}
+	if _, err := ApplyRequest(dir, "", Request{Preset: "nope"}); err == nil {
+		t.Error("unknown preset applied")
+	}
+}
