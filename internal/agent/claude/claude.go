@@ -1,0 +1,119 @@
+// Package claude runs Claude Code (the claude CLI) as a ralph backend.
+//
+// Each iteration runs
+//
+//	claude -p --output-format stream-json --verbose
+//	       --append-system-prompt SYSTEM
+//	       --permission-mode MODE --allowedTools TOOLS
+//	       [--model MODEL] [--max-turns N] [ARGS…]
+//
+// in the workspace with the prompt on standard input, and turns the
+// stream-json lines into ralph events (see Parser).
+//
+// Permissions: ralph runs the agent unattended, so by default it may edit
+// files and run any command in the workspace without asking:
+// --permission-mode acceptEdits with --allowedTools listing DefaultAllowedTools
+// (Bash among them). It does not use --dangerously-skip-permissions, which
+// Claude Code refuses when run as root, as CI is. Config.PermissionMode and
+// Config.AllowedTools override both.
+package claude
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+)
+
+// Name is the backend's name as --agent spells it.
+const Name = "claude"
+
+// DefaultBinary is the program run when Config.Binary is empty.
+const DefaultBinary = "claude"
+
+// InstallHint says how to install Claude Code.
+const InstallHint = "npm install -g @anthropic-ai/claude-code"
+
+// DefaultPermissionMode is the permission mode used when
+// Config.PermissionMode is empty: file edits are accepted without asking.
+const DefaultPermissionMode = "acceptEdits"
+
+// DefaultAllowedTools are the tools pre-approved when Config.AllowedTools
+// is nil: everything a coding iteration needs, shell included.
+var DefaultAllowedTools = []string{
+	"Bash", "Edit", "MultiEdit", "Write", "Read", "Glob", "Grep", "LS",
+	"NotebookEdit", "TodoWrite", "Task", "WebFetch", "WebSearch",
+}
+
+// Agent is the Claude Code backend.
+type Agent struct {
+	cfg    agent.Config
+	logger *slog.Logger
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns a Claude Code backend configured by cfg.
+func New(cfg agent.Config, logger *slog.Logger) *Agent {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+}
+
+// Available reports whether the configured claude program is installed.
+func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
+
+func binary(cfg agent.Config) string {
+	if cfg.Binary != "" {
+		return cfg.Binary
+	}
+	return DefaultBinary
+}
+
+// Name returns "claude".
+func (a *Agent) Name() string { return Name }
+
+// Args returns the command line for req, program first.
+func (a *Agent) Args(req agent.Request) []string {
+	mode := a.cfg.PermissionMode
+	if mode == "" {
+		mode = DefaultPermissionMode
+	}
+	tools := a.cfg.AllowedTools
+	if tools == nil {
+		tools = DefaultAllowedTools
+	}
+	argv := []string{binary(a.cfg), "-p", "--output-format", "stream-json", "--verbose"}
+	if req.System != "" {
+		argv = append(argv, "--append-system-prompt", req.System)
+	}
+	argv = append(argv, "--permission-mode", mode)
+	if len(tools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(tools, ","))
+	}
+	if a.cfg.Model != "" {
+		argv = append(argv, "--model", a.cfg.Model)
+	}
+	if a.cfg.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(a.cfg.MaxTurns))
+	}
+	return append(argv, a.cfg.Args...)
+}
+
+// Run runs one iteration of Claude Code.
+func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	return cliagent.Run(ctx, a.logger, cliagent.Spec{
+		Name:        Name,
+		Argv:        a.Args(req),
+		Dir:         req.Dir,
+		Env:         a.cfg.Env,
+		Stdin:       req.Prompt,
+		IdleTimeout: req.IdleTimeout,
+		KillGrace:   a.cfg.KillGrace,
+		InstallHint: InstallHint,
+	}, NewParser(), emit)
+}

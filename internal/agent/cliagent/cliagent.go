@@ -1,0 +1,186 @@
+// Package cliagent runs an agent CLI for one iteration: it finds the
+// program, runs it through internal/proc (own process group, idle timeout,
+// whole group killed on cancellation, nested-agent variables removed),
+// hands each output line to the backend's Parser, and turns how the
+// process ended into an agent.Result or an error the engine can branch on
+// (agent.ErrNotFound, agent.ErrIdle, *agent.RateLimitError).
+package cliagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/proc"
+)
+
+// Parser turns one backend's standard output into events. A Parser is
+// used for one run, from one goroutine. It must not fail on any input:
+// non-JSON lines and unknown events are skipped.
+type Parser interface {
+	// Line parses one line of standard output and emits what it reports.
+	Line(line string, emit func(agent.Event))
+	// Outcome returns the run's result from what the lines said, and the
+	// failure they reported, if any: a message and whether it was a rate
+	// or usage limit. Failed is false when the agent finished its work.
+	Outcome() Outcome
+}
+
+// Outcome is what a Parser learnt from a run.
+type Outcome struct {
+	Result agent.Result
+	// Failed says the agent reported that it could not do its work.
+	Failed bool
+	// Message explains the failure.
+	Message string
+	// RateLimited says the failure was a rate or usage limit.
+	RateLimited bool
+}
+
+// Spec is one run of an agent CLI.
+type Spec struct {
+	// Name is the backend's name, used in errors.
+	Name string
+	// Argv is the program and its arguments.
+	Argv []string
+	// Dir is the working directory.
+	Dir string
+	// Env is added to the scrubbed environment.
+	Env []string
+	// Stdin is written to the program's standard input.
+	Stdin string
+	// IdleTimeout and KillGrace are as in proc.Spec.
+	IdleTimeout time.Duration
+	KillGrace   time.Duration
+	// InstallHint says how to install the program when it is missing.
+	InstallHint string
+}
+
+// Lookup returns the path of the program, or an error wrapping
+// agent.ErrNotFound that names it and says how to install it.
+func Lookup(program, hint string) (string, error) {
+	path, err := exec.LookPath(program)
+	if err != nil {
+		if hint != "" {
+			return "", fmt.Errorf("%s: %w (install it with: %s)", program, agent.ErrNotFound, hint)
+		}
+		return "", fmt.Errorf("%s: %w", program, agent.ErrNotFound)
+	}
+	return path, nil
+}
+
+// Run runs s, feeding its output to p and its events to emit, and returns
+// the iteration's result. The error is nil when the agent finished; it
+// wraps agent.ErrNotFound for a missing program, agent.ErrIdle after an
+// idle timeout, ctx.Err() when ctx ended, is a *agent.RateLimitError for a
+// limit, and otherwise carries the agent's own message or the tail of its
+// standard error.
+func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(agent.Event)) (agent.Result, error) {
+	if emit == nil {
+		emit = func(agent.Event) {}
+	}
+	if len(s.Argv) == 0 {
+		return agent.Result{}, fmt.Errorf("%s: empty command", s.Name)
+	}
+	if _, err := Lookup(s.Argv[0], s.InstallHint); err != nil {
+		return agent.Result{}, err
+	}
+	var stdin io.Reader = strings.NewReader(s.Stdin)
+	logger.Debug("start agent", "argv0", s.Argv[0], "args", len(s.Argv)-1, "dir", s.Dir)
+	res, err := proc.Run(ctx, proc.Spec{
+		Argv:        s.Argv,
+		Dir:         s.Dir,
+		Env:         s.Env,
+		Stdin:       stdin,
+		OnLine:      func(line string) { p.Line(line, emit) },
+		IdleTimeout: s.IdleTimeout,
+		KillGrace:   s.KillGrace,
+	})
+	out := p.Outcome()
+	logger.Debug("agent ended", "exit", res.ExitCode, "duration", res.Duration, "err", err, "failed", out.Failed)
+	switch {
+	case errors.Is(err, proc.ErrIdle):
+		return out.Result, fmt.Errorf("%s: %w (%s)", s.Name, agent.ErrIdle, s.IdleTimeout)
+	case errors.Is(err, exec.ErrNotFound):
+		return out.Result, fmt.Errorf("%s: %w", s.Argv[0], agent.ErrNotFound)
+	case err != nil:
+		return out.Result, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	now := time.Now()
+	if out.Failed || res.ExitCode != 0 {
+		msg := out.Message
+		if msg == "" {
+			msg = res.Stderr
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("exit status %d", res.ExitCode)
+		}
+		text := msg
+		if !out.RateLimited && !agent.IsRateLimit(msg) && agent.IsRateLimit(res.Stderr) {
+			text = lastLines(res.Stderr, 5)
+		}
+		if out.RateLimited || agent.IsRateLimit(text) {
+			rl := &agent.RateLimitError{Message: strings.TrimSpace(text)}
+			if t, ok := agent.ParseResetTime(text, now); ok {
+				rl.ResetAt = t
+			}
+			emit(agent.Event{Kind: agent.KindRateLimit, Text: rl.Message, ResetAt: rl.ResetAt})
+			return out.Result, rl
+		}
+		if res.Stderr != "" && msg != res.Stderr {
+			msg += "\n" + lastLines(res.Stderr, 20)
+		}
+		return out.Result, fmt.Errorf("%s failed (exit status %d): %s", s.Name, res.ExitCode, msg)
+	}
+	return out.Result, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Tally keeps what every parser needs: the tool-call count, the last
+// assistant text and usage. Wrap emit with Emit to count as events pass.
+type Tally struct {
+	ToolCalls int
+	LastText  string
+	Usage     agent.Usage
+}
+
+// Emit passes e to emit, counting tool calls and keeping the last text.
+func (t *Tally) Emit(emit func(agent.Event), e agent.Event) {
+	switch e.Kind {
+	case agent.KindToolCall:
+		t.ToolCalls++
+	case agent.KindText:
+		if strings.TrimSpace(e.Text) != "" {
+			t.LastText = e.Text
+		}
+	}
+	emit(e)
+}
+
+// Result returns the tally as a Result with final as the final message,
+// or the last text when final is empty.
+func (t *Tally) Result(final string) agent.Result {
+	if final == "" {
+		final = t.LastText
+	}
+	return agent.Result{Final: final, ToolCalls: t.ToolCalls, Usage: t.Usage}
+}
+
+// Available reports whether program is on PATH (or is an executable path).
+func Available(program string) bool {
+	_, err := exec.LookPath(program)
+	return err == nil
+}
