@@ -93,6 +93,10 @@ func Apply(path string, t Theme) (nvars int, err error) {
 	perm := fs.FileMode(0o644)
 	switch {
 	case err == nil:
+		// Write through a symlink rather than replacing it.
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
 		info, err := os.Stat(path)
 		if err != nil {
 			return 0, fmt.Errorf("apply theme: %w", err)

@@ -206,3 +206,22 @@ func TestApplyRequest(t *testing.T) {
 		t.Error("unknown preset applied")
 	}
 }
+
+func TestApplyWritesThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.css")
+	os.WriteFile(real, []byte("a {}\n"), 0o644)
+	link := filepath.Join(dir, "index.css")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Apply(link, mustPreset(t, "mono")); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Lstat(link); info.Mode()&os.ModeSymlink == 0 {
+		t.Error("symlink replaced by a file")
+	}
+	if got, _ := os.ReadFile(real); !strings.Contains(string(got), StartMarker) {
+		t.Error("target not written")
+	}
+}
