@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -97,6 +98,9 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent
 		}
 		if len(argv) == 0 {
 			return nil, usageError(errors.New("--agent command needs --command PROGRAM or [agents.command] command = [argv…] in ralph.toml"))
+		}
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH", agent.ErrNotFound, argv[0])}
 		}
 		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
 	case "auto", "":
