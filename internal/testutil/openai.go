@@ -33,10 +33,11 @@ const FakeOpenAIKeyVar = "RALPH_FAKE_OPENAI_KEY"
 
 // CodexHome writes a Codex configuration into a new temporary CODEX_HOME
 // that makes the server the model provider (wire_api "responses", no
-// retries) and returns the environment for running codex against it.
+// retries) and returns the environment for running codex against it. The
+// model is gpt-5.5, one Codex knows, so that it offers its apply_patch tool.
 func (s *ResponsesServer) CodexHome(t testing.TB) []string {
 	home := t.TempDir()
-	config := fmt.Sprintf(`model = "gpt-fake"
+	config := fmt.Sprintf(`model = "gpt-5.5"
 model_provider = "fake"
 approval_policy = "never"
 check_for_update_on_startup = false

@@ -1,0 +1,141 @@
+// Package codex runs OpenAI's Codex CLI as a ralph backend.
+//
+// Each iteration runs
+//
+//	codex exec --json --skip-git-repo-check --sandbox workspace-write -C DIR
+//	      [-m MODEL] [-c approval_policy="MODE"]
+//	      [-c developer_instructions="SYSTEM"] [ARGS…] -
+//
+// with the prompt on standard input (the "-" argument), and turns the JSONL
+// events into ralph events (see Parser).
+//
+// The system prompt: codex has no append-system-prompt flag. ralph passes
+// its system prompt as the developer_instructions configuration value (a
+// TOML string given with -c), which Codex 0.169 sends to the model as a
+// developer message after its own base instructions — the same layering as
+// Claude Code's --append-system-prompt. (model_instructions_file would
+// replace Codex's base instructions, and with them its tool guidance.)
+//
+// Permissions: codex exec never asks for approval; commands run in the
+// workspace-write sandbox (Config.Sandbox overrides it; Config.PermissionMode,
+// when set, is passed as approval_policy). Config.MaxTurns is ignored: codex
+// has no turn limit.
+//
+// Cost: codex reports tokens only, so Usage.CostUSD is zero.
+package codex
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+)
+
+// Name is the backend's name as --agent spells it.
+const Name = "codex"
+
+// DefaultBinary is the program run when Config.Binary is empty.
+const DefaultBinary = "codex"
+
+// InstallHint says how to install Codex.
+const InstallHint = "npm install -g @openai/codex"
+
+// DefaultSandbox is the sandbox mode used when Config.Sandbox is empty.
+const DefaultSandbox = "workspace-write"
+
+// Agent is the Codex backend.
+type Agent struct {
+	cfg    agent.Config
+	logger *slog.Logger
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns a Codex backend configured by cfg.
+func New(cfg agent.Config, logger *slog.Logger) *Agent {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+}
+
+// Available reports whether the configured codex program is installed.
+func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
+
+func binary(cfg agent.Config) string {
+	if cfg.Binary != "" {
+		return cfg.Binary
+	}
+	return DefaultBinary
+}
+
+// Name returns "codex".
+func (a *Agent) Name() string { return Name }
+
+// Args returns the command line for req, program first.
+func (a *Agent) Args(req agent.Request) []string {
+	sandbox := a.cfg.Sandbox
+	if sandbox == "" {
+		sandbox = DefaultSandbox
+	}
+	argv := []string{binary(a.cfg), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}
+	if req.Dir != "" {
+		argv = append(argv, "-C", req.Dir)
+	}
+	if a.cfg.Model != "" {
+		argv = append(argv, "-m", a.cfg.Model)
+	}
+	if a.cfg.PermissionMode != "" {
+		argv = append(argv, "-c", "approval_policy="+TOMLString(a.cfg.PermissionMode))
+	}
+	if req.System != "" {
+		argv = append(argv, "-c", "developer_instructions="+TOMLString(req.System))
+	}
+	argv = append(argv, a.cfg.Args...)
+	return append(argv, "-")
+}
+
+// Run runs one iteration of Codex.
+func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	return cliagent.Run(ctx, a.logger, cliagent.Spec{
+		Name:        Name,
+		Argv:        a.Args(req),
+		Dir:         req.Dir,
+		Env:         a.cfg.Env,
+		Stdin:       req.Prompt,
+		IdleTimeout: req.IdleTimeout,
+		KillGrace:   a.cfg.KillGrace,
+		InstallHint: InstallHint,
+	}, NewParser(), emit)
+}
+
+// TOMLString quotes s as a TOML basic string.
+func TOMLString(s string) string {
+	b := []byte{'"'}
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b = append(b, '\\', '"')
+		case r == '\\':
+			b = append(b, '\\', '\\')
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r == '\r':
+			b = append(b, '\\', 'r')
+		case r < 0x20 || r == 0x7f:
+			b = append(b, `\u00`...)
+			h := strconv.FormatInt(int64(r), 16)
+			if len(h) < 2 {
+				h = "0" + h
+			}
+			b = append(b, h...)
+		default:
+			b = append(b, string(r)...)
+		}
+	}
+	return string(append(b, '"'))
+}
