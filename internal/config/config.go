@@ -40,6 +40,9 @@ type Config struct {
 	// Notify runs a command (argv, never a shell string) when a human
 	// is needed or a run stalls; the message is its last argument.
 	Notify []string `toml:"notify"`
+
+	// Specs configures the spec pipeline (ralph specs run): [specs].
+	Specs Specs `toml:"specs"`
 }
 
 // Limits bound a run.
@@ -135,6 +138,7 @@ func Default() Config {
 		},
 		Stall: Stall{Repeat: 3, NoProgress: 3, RepeatedErrors: 3},
 		Theme: Theme{Stylesheet: "src/index.css"},
+		Specs: DefaultSpecs(),
 	}
 }
 
@@ -176,7 +180,7 @@ func (c Config) validate() error {
 	if c.Limits.MaxIterations < 0 || c.Limits.GateFailures < 0 || c.Limits.MaxCost < 0 {
 		return fmt.Errorf("%s: limits must not be negative", FileName)
 	}
-	return nil
+	return c.Specs.validate()
 }
 
 // Template is the commented ralph.toml that `ralph init` writes.
@@ -221,4 +225,79 @@ stylesheet = "src/index.css"
 
 # [agents.command]
 # command = ["./my-agent", "--flag"]   # the prompt arrives on stdin
+
+# The spec pipeline: ralph specs run [DIR].
+[specs]
+dir = "specs"
+max_attempts = 3           # failed plan, implementation and verify attempts per spec
+backoff = "10s"            # wait before a retry, doubling each time
+# planner_promise = "<promise>COMPLETE</promise>"
+# implementer_promise = "<promise>COMPLETE</promise>"
+# pass_promise = "<promise>PASS</promise>"
+# fail_promise = "<promise>FAIL</promise>"
 `
+
+// ---------------------------------------------------------------------
+// [specs]: the spec pipeline (SPEC §11). Kept apart from the loop's
+// settings above; internal/spec reads it through internal/cli.
+// ---------------------------------------------------------------------
+
+// Default magic phrases of the spec pipeline.
+const (
+	// DefaultPassPromise ends a verifier's final message that accepts.
+	DefaultPassPromise = "<promise>PASS</promise>"
+	// DefaultFailPromise ends a verifier's final message that rejects.
+	DefaultFailPromise = "<promise>FAIL</promise>"
+)
+
+// Specs configures ralph specs run.
+type Specs struct {
+	// Dir is the specs folder, relative to the repository root.
+	Dir string `toml:"dir"`
+	// MaxAttempts is how many failed attempts (planner, implementer or
+	// verifier) one spec may have in one run before it is given up.
+	MaxAttempts int `toml:"max_attempts"`
+	// Backoff is the wait before the first retry; it doubles with each
+	// further failure. Zero retries at once.
+	Backoff Duration `toml:"backoff"`
+	// PlannerPromise ends the planner's final message when the plan is
+	// written.
+	PlannerPromise string `toml:"planner_promise"`
+	// ImplementerPromise ends the implementer's final message when the
+	// work is committed.
+	ImplementerPromise string `toml:"implementer_promise"`
+	// PassPromise and FailPromise end the verifier's final message.
+	PassPromise string `toml:"pass_promise"`
+	FailPromise string `toml:"fail_promise"`
+}
+
+// DefaultSpecs returns the [specs] defaults.
+func DefaultSpecs() Specs {
+	return Specs{
+		Dir:                "specs",
+		MaxAttempts:        3,
+		Backoff:            Duration{10 * time.Second},
+		PlannerPromise:     DefaultPromise,
+		ImplementerPromise: DefaultPromise,
+		PassPromise:        DefaultPassPromise,
+		FailPromise:        DefaultFailPromise,
+	}
+}
+
+func (s Specs) validate() error {
+	if s.MaxAttempts < 1 {
+		return fmt.Errorf("%s: [specs] max_attempts must be at least 1", FileName)
+	}
+	if s.Backoff.Duration < 0 {
+		return fmt.Errorf("%s: [specs] backoff must not be negative", FileName)
+	}
+	for _, p := range []string{s.PlannerPromise, s.ImplementerPromise, s.PassPromise, s.FailPromise} {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("%s: [specs] promises must not be empty", FileName)
+		}
+	}
+	if s.PassPromise == s.FailPromise {
+		return fmt.Errorf("%s: [specs] pass_promise and fail_promise must differ", FileName)
+	}
+	return nil
+}

@@ -48,3 +48,20 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestSpecsSettings(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nmax_attempts = 5\nbackoff = \"0s\"\npass_promise = \"OK\"\n"), 0o644)
+	cfg, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Specs
+	if s.MaxAttempts != 5 || s.Backoff.Duration != 0 || s.PassPromise != "OK" || s.FailPromise != DefaultFailPromise || s.Dir != "specs" {
+		t.Errorf("specs = %+v", s)
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nmax_attempts = 0\n"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "max_attempts") {
+		t.Errorf("max_attempts = 0: err = %v", err)
+	}
+}
