@@ -10,6 +10,11 @@
 //	{"tool": "delete", "path": P}
 //	{"tool": "shell",  "argv": [PROGRAM, ARG, …]}
 //	{"tool": "sleep",  "seconds": N}
+//	{"tool": "prompt", "path": P}
+//
+// A prompt action writes the prompt the iteration was given (the user
+// prompt, as the harness built it) to P, so a shell action after it can
+// read what a real agent would: the spec, the paths, the feedback.
 //
 // Iteration k of a task performs entry k for real in the workspace (the
 // last entry repeats when the script runs out), reports each action as a
@@ -77,7 +82,7 @@ func Parse(data []byte) (*Script, error) {
 
 func (a Action) check() error {
 	switch a.Tool {
-	case "write", "append", "delete":
+	case "write", "append", "delete", "prompt":
 		if a.Path == "" {
 			return fmt.Errorf("%s needs a path", a.Tool)
 		}
@@ -93,7 +98,7 @@ func (a Action) check() error {
 			return errors.New("sleep needs a non-negative number of seconds")
 		}
 	default:
-		return fmt.Errorf("unknown tool %q (want write, append, delete, shell or sleep)", a.Tool)
+		return fmt.Errorf("unknown tool %q (want write, append, delete, shell, sleep or prompt)", a.Tool)
 	}
 	return nil
 }
@@ -143,6 +148,9 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		id := fmt.Sprintf("script-%d-%d", req.Iteration, i+1)
 		emit(agent.Event{Kind: agent.KindToolCall, Tool: act.Tool, ToolID: id, Input: input})
 		res.ToolCalls++
+		if act.Tool == "prompt" {
+			act = Action{Tool: "write", Path: act.Path, Content: req.Prompt}
+		}
 		out, err := perform(ctx, req.Dir, act)
 		if ctx.Err() != nil {
 			return res, ctx.Err()

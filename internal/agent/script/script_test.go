@@ -84,3 +84,24 @@ func TestRunRefusesSymlinkOutOfWorkspace(t *testing.T) {
 		t.Errorf("tool result = %+v", events[1])
 	}
 }
+
+func TestPromptActionWritesThePrompt(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Parse([]byte(`{"iterations":[{"actions":[{"tool":"prompt","path":"seen/prompt.md"}],"final":"ok"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []agent.Event
+	if _, err := New(s).Run(context.Background(), agent.Request{Dir: dir, Iteration: 1, Prompt: "the spec"}, func(e agent.Event) { events = append(events, e) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "seen/prompt.md")); string(got) != "the spec" {
+		t.Errorf("prompt file = %q", got)
+	}
+	if events[0].Tool != "prompt" || events[1].IsError {
+		t.Errorf("events = %+v", events)
+	}
+	if _, err := Parse([]byte(`{"iterations":[{"actions":[{"tool":"prompt"}]}]}`)); err == nil {
+		t.Error("prompt without a path parsed")
+	}
+}
