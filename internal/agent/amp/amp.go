@@ -1,0 +1,92 @@
+// Package amp runs Sourcegraph's Amp CLI as a ralph backend.
+//
+// Each iteration runs
+//
+//	amp --execute PROMPT --stream-json --dangerously-allow-all [ARGS…]
+//
+// in the workspace. Amp's --stream-json speaks Claude Code's stream-json
+// format, so the events are parsed by claude.Parser.
+//
+// Permissions: --dangerously-allow-all (Amp's only unattended mode) unless
+// Config.PermissionMode is "ask", which leaves it off.
+//
+// The system prompt: Amp has no system-prompt option, so ralph's system
+// prompt goes ahead of the prompt in a <system-instructions> block — the
+// one backend where it travels as user text.
+//
+// Config.Model, Config.MaxTurns and Config.AllowedTools are ignored: Amp
+// chooses its own model and has no turn limit or tool list flag.
+package amp
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/claude"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+)
+
+// Name is the backend's name as --agent spells it.
+const Name = "amp"
+
+// DefaultBinary is the program run when Config.Binary is empty.
+const DefaultBinary = "amp"
+
+// InstallHint says how to install Amp.
+const InstallHint = "npm install -g @sourcegraph/amp"
+
+// Agent is the Amp backend.
+type Agent struct {
+	cfg    agent.Config
+	logger *slog.Logger
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns an Amp backend configured by cfg.
+func New(cfg agent.Config, logger *slog.Logger) *Agent {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+}
+
+// Available reports whether the configured amp program is installed.
+func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
+
+func binary(cfg agent.Config) string {
+	if cfg.Binary != "" {
+		return cfg.Binary
+	}
+	return DefaultBinary
+}
+
+// Name returns "amp".
+func (a *Agent) Name() string { return Name }
+
+// Args returns the command line for req, program first.
+func (a *Agent) Args(req agent.Request) []string {
+	prompt := req.Prompt
+	if req.System != "" {
+		prompt = "<system-instructions>\n" + req.System + "\n</system-instructions>\n\n" + prompt
+	}
+	argv := []string{binary(a.cfg), "--execute", prompt, "--stream-json"}
+	if a.cfg.PermissionMode != "ask" {
+		argv = append(argv, "--dangerously-allow-all")
+	}
+	return append(argv, a.cfg.Args...)
+}
+
+// Run runs one iteration of Amp.
+func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	return cliagent.Run(ctx, a.logger, cliagent.Spec{
+		Name:        Name,
+		Argv:        a.Args(req),
+		Dir:         req.Dir,
+		Env:         a.cfg.Env,
+		IdleTimeout: req.IdleTimeout,
+		KillGrace:   a.cfg.KillGrace,
+		InstallHint: InstallHint,
+	}, claude.NewParser(), emit)
+}
