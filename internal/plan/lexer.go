@@ -22,6 +22,21 @@ type scanner struct {
 	off  int
 	line int
 	col  int
+	// names interns component and prop names, which repeat a lot.
+	names map[string]string
+}
+
+// intern returns b as a string, sharing one copy per distinct name.
+func (s *scanner) intern(b []byte) string {
+	if v, ok := s.names[string(b)]; ok {
+		return v
+	}
+	if s.names == nil {
+		s.names = make(map[string]string)
+	}
+	v := string(b)
+	s.names[v] = v
+	return v
 }
 
 func newScanner(file string, src []byte) *scanner {
@@ -203,7 +218,7 @@ func (s *scanner) ident() string {
 	for !s.eof() && isIdentPart(s.peek()) {
 		s.next()
 	}
-	return string(s.src[start:s.off])
+	return s.intern(s.src[start:s.off])
 }
 
 // propName reads a prop name: an identifier that may contain - and :
@@ -220,7 +235,7 @@ func (s *scanner) propName() string {
 		}
 		s.next()
 	}
-	return string(s.src[start:s.off])
+	return s.intern(s.src[start:s.off])
 }
 
 // attrString reads a JSX attribute string, which has no escapes.
@@ -373,10 +388,11 @@ func (s *scanner) number() (float64, error) {
 }
 
 // text reads element text up to the next < or {.
-func (s *scanner) text() string {
+// The result aliases the source.
+func (s *scanner) text() []byte {
 	start := s.off
 	for !s.eof() && s.peek() != '<' && s.peek() != '{' {
 		s.next()
 	}
-	return string(s.src[start:s.off])
+	return s.src[start:s.off]
 }

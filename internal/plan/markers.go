@@ -80,6 +80,9 @@ var (
 // PRESERVED. The keywords NO CHANGES and PRESERVED must be upper case, so
 // that prose such as "styles preserved" is not a marker.
 func ParseMarker(text string) (Marker, bool) {
+	if !strings.Contains(text, "[") && !strings.Contains(text, "NO") && !strings.Contains(text, "PRESERVED") {
+		return Marker{}, false // no marker can match: skip the regexps
+	}
 	if m := taskMarkerRE.FindStringSubmatch(text); m != nil {
 		task, _ := strconv.Atoi(m[1])
 		mk := Marker{Task: task, Text: strings.TrimSpace(m[3])}

@@ -1,6 +1,9 @@
 package plan
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Parse parses a plan. Errors are *SyntaxError naming DefaultFile.
 func Parse(src []byte) (*Node, error) {
@@ -450,10 +453,13 @@ func (p *parser) children(n *Node, open pos, depth int) error {
 			}
 		default:
 			t := s.text()
-			if strings.TrimSpace(t) != "" {
+			if len(bytes.TrimSpace(t)) != 0 {
 				flush()
+				text.Write(t)
+			} else if text.Len() > 0 {
+				// Space between pieces of text still separates them.
+				text.Write(t)
 			}
-			text.WriteString(t)
 		}
 	}
 }

@@ -160,6 +160,50 @@ func (v *validator) node(n *Node, parent *Component) {
 // props checks n's props against spec: known names, kinds, enums,
 // required props.
 func (v *validator) props(n *Node, spec *Component) {
+	clean := true
+	for name, val := range n.Props {
+		if !propOK(spec, name, val) {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		v.propFindings(n, spec)
+	}
+	for _, decl := range spec.Props {
+		if decl.Required {
+			if _, ok := n.Props[decl.Name]; !ok {
+				v.fail(RuleRequiredProp, n.Line, "<%s> needs a %s prop: <%s %s=\"…\">", n.Component, decl.Name, n.Component, decl.Name)
+			}
+		}
+	}
+	if len(spec.OneOf) > 0 {
+		set := false
+		for _, name := range spec.OneOf {
+			if _, ok := n.Props[name]; ok {
+				set = true
+			}
+		}
+		if !set {
+			v.fail(RuleRequiredProp, n.Line, "<%s> needs one of the props %s, e.g. <%s %s=\"…\" />", n.Component, strings.Join(spec.OneOf, ", "), n.Component, spec.OneOf[0])
+		}
+	}
+}
+
+// propOK reports whether one prop is declared and well typed.
+func propOK(spec *Component, name string, val Value) bool {
+	decl, ok := spec.Prop(name)
+	if !ok {
+		return spec.AnyProps
+	}
+	if len(decl.Kinds) > 0 && !slices.Contains(decl.Kinds, val.Kind) {
+		return false
+	}
+	return len(decl.Enum) == 0 || val.Kind != String || contains(decl.Enum, val.Str) || decl.Fold && containsFolded(decl.Enum, val.Str)
+}
+
+// propFindings reports n's undeclared and ill-typed props in source order.
+func (v *validator) propFindings(n *Node, spec *Component) {
 	names := make([]string, 0, len(n.Props))
 	for name := range n.Props {
 		names = append(names, name)
@@ -196,26 +240,8 @@ func (v *validator) props(n *Node, spec *Component) {
 			v.fail(RulePropType, n.Line, "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, val))
 			continue
 		}
-		if len(decl.Enum) > 0 && val.Kind == String && !(contains(decl.Enum, val.Str) || decl.Fold && containsFolded(decl.Enum, val.Str)) {
+		if !propOK(spec, name, val) {
 			v.fail(RulePropType, n.Line, "<%s %s=%q> is not one of the accepted values%s; use one of %s", n.Component, name, val.Str, didYouMean(val.Str, decl.Enum), strings.Join(decl.Enum, ", "))
-		}
-	}
-	for _, decl := range spec.Props {
-		if decl.Required {
-			if _, ok := n.Props[decl.Name]; !ok {
-				v.fail(RuleRequiredProp, n.Line, "<%s> needs a %s prop: <%s %s=\"…\">", n.Component, decl.Name, n.Component, decl.Name)
-			}
-		}
-	}
-	if len(spec.OneOf) > 0 {
-		set := false
-		for _, name := range spec.OneOf {
-			if _, ok := n.Props[name]; ok {
-				set = true
-			}
-		}
-		if !set {
-			v.fail(RuleRequiredProp, n.Line, "<%s> needs one of the props %s, e.g. <%s %s=\"…\" />", n.Component, strings.Join(spec.OneOf, ", "), n.Component, spec.OneOf[0])
 		}
 	}
 }

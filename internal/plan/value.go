@@ -64,6 +64,12 @@ func NumberValue(f float64) Value { return Value{Kind: Number, Num: f} }
 // BoolValue returns a boolean Value.
 func BoolValue(b bool) Value { return Value{Kind: Bool, Bool: b} }
 
+// ArrayValue returns an array Value.
+func ArrayValue(list ...Value) Value { return Value{Kind: Array, List: list} }
+
+// ObjectValue returns an object Value with fields in the given order.
+func ObjectValue(fields ...Field) Value { return Value{Kind: Object, Fields: fields} }
+
 // Get returns the value of key in an object Value.
 func (v Value) Get(key string) (Value, bool) {
 	for _, f := range v.Fields {
@@ -130,11 +136,7 @@ func (v Value) plain() any {
 		}
 		return out
 	case Object:
-		out := make(orderedObject, len(v.Fields))
-		for i, f := range v.Fields {
-			out[i] = Field{Key: f.Key, Value: f.Value}
-		}
-		return out
+		return orderedObject(v.Fields)
 	}
 	return nil
 }
