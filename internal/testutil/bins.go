@@ -20,11 +20,17 @@ func RepoRoot(t testing.TB) string {
 
 // ClaudeBin returns the real Claude Code binary: $RALPH_CLAUDE_BIN, or the
 // one scripts/install-agent-clis.sh installed. See AgentBin.
-func ClaudeBin(t testing.TB) string { return AgentBin(t, "RALPH_CLAUDE_BIN", "claude") }
+func ClaudeBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_CLAUDE_BIN", "claude")
+}
 
 // CodexBin returns the real Codex binary: $RALPH_CODEX_BIN, or the one
 // scripts/install-agent-clis.sh installed. See AgentBin.
-func CodexBin(t testing.TB) string { return AgentBin(t, "RALPH_CODEX_BIN", "codex") }
+func CodexBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_CODEX_BIN", "codex")
+}
 
 // AgentBin returns the path of an agent CLI named by the variable envVar,
 // or <repo>/.cache/agent-clis/node_modules/.bin/NAME. When it is missing
