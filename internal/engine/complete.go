@@ -38,6 +38,9 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 
 	failed := gate.Failed(results)
 	if len(failed) == 0 {
+		if e.stepPassed(ctx, r) { // an orchestration plan goes on to its next step
+			return outStepDone, "", "", nil
+		}
 		_ = e.ws.SetStatus(workspace.StatusComplete)
 		if w := gate.Warnings(results); len(w) > 0 {
 			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))

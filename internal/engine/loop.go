@@ -52,6 +52,10 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
 			return e.finish(ctx, r, Stopped, "stopped on request: "+reason), nil
 		}
+		// An orchestration plan's walk: Human and Stop between steps.
+		if end, detail := e.advance(ctx, r); end != "" {
+			return e.finish(ctx, r, end, detail), nil
+		}
 
 		r.iteration++
 		it, err := e.iterate(ctx, r)
@@ -111,13 +115,20 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	}
 	e.report(r, Progress{Stage: StageIteration, Message: fmt.Sprintf("iteration %d", r.iteration)})
 	e.planCheck(ctx, r)
+	// A plan that just opened BUILD may start with a Human or a Stop.
+	if end, detail := e.advance(ctx, r); end != "" {
+		r.iteration--
+		_ = e.ws.SetInt(workspace.Iteration, r.iteration)
+		return iterResult{end: end, detail: detail}, nil
+	}
 	phase := e.ws.Phase()
-	if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, ""); err != nil {
+	if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
 		return iterResult{}, err
 	}
 
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
+	e.applyStepPrompt(&data, r)
 	system, user, err := e.prompts(data)
 	if err != nil {
 		return iterResult{}, err
@@ -151,7 +162,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 				e.endIteration(ctx, r, phase, outInterrupt, res, calls)
 				return iterResult{end: Interrupted, detail: "interrupted while waiting out a rate limit; run `ralph resume` to continue"}, nil
 			}
-			if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, ""); err != nil {
+			if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
 				return iterResult{}, err
 			}
 			continue
@@ -308,6 +319,9 @@ func (e *Engine) report(r *run, p Progress) {
 	if p.Phase == "" {
 		p.Phase = e.ws.Phase()
 	}
+	if p.Step == "" {
+		p.Step = r.step.label()
+	}
 	p.CostUSD = r.cost
 	e.opt.Reporter.Report(p)
 }
@@ -323,6 +337,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 	if err := e.st.EndTask(wctx, r.taskID, status, string(reason), detail); err != nil {
 		e.log.Error("record task end", "err", err)
 	}
+	e.closeStep(wctx, r, reason, detail)
 	if reason == Stopped {
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
 	}

@@ -19,16 +19,58 @@ var promptFS embed.FS
 // .ralph/prompts/system.md and .ralph/prompts/user.md replace the
 // embedded ones.
 type PromptData struct {
-	Iteration   int
-	Phase       string
-	Step        string
-	Task        string
-	Plan        string
-	Feedback    string
-	History     string
-	Promise     string
+	Iteration int
+	Phase     string
+	// Step is the name of the orchestration plan's current step, "" when
+	// the task is not walking a <Plan>; StepPhase is its phase's name,
+	// StepNumber and StepCount say where it stands, StepInstructions is
+	// the step's text: the work of this build loop.
+	Step             string
+	StepPhase        string
+	StepNumber       int
+	StepCount        int
+	StepInstructions string
+	Task             string
+	Plan             string
+	Feedback         string
+	History          string
+	Promise          string
+	// Persona and Constraints belong in the system prompt only: the
+	// plan's top-level ones, and the current step's (a step's Persona
+	// replaces the plan's, its Constraints are added).
 	Persona     string
 	Constraints []string
+}
+
+// YouAre renders Persona as a sentence for the system prompt: "Senior
+// security engineer" becomes "You are a senior security engineer.";
+// text that already reads "You are …" or starts with an article is kept.
+func (d PromptData) YouAre() string {
+	p := strings.TrimSpace(d.Persona)
+	if p == "" {
+		return ""
+	}
+	if !strings.HasSuffix(p, ".") && !strings.HasSuffix(p, "!") && !strings.HasSuffix(p, "?") {
+		p += "."
+	}
+	lower := strings.ToLower(p)
+	if strings.HasPrefix(lower, "you are ") || strings.HasPrefix(lower, "you're ") {
+		return p
+	}
+	first, _, _ := strings.Cut(p, " ")
+	// Lower-case a capitalised first word, but not an acronym (SRE, QA).
+	if len(first) > 1 && first[1:] == strings.ToLower(first[1:]) {
+		p = strings.ToLower(p[:1]) + p[1:]
+	}
+	switch w := strings.ToLower(first); w {
+	case "a", "an", "the", "my", "our", "your":
+		return "You are " + p
+	}
+	article := "a "
+	if strings.ContainsRune("aeiouAEIOU", rune(p[0])) {
+		article = "an "
+	}
+	return "You are " + article + p
 }
 
 // Prompts builds the system and user prompts of one iteration.
@@ -73,7 +115,7 @@ func (e *Engine) promptData(iteration int, step string) PromptData {
 		Phase:     e.ws.Phase(),
 		Step:      step,
 		Task:      read(workspace.Task),
-		Plan:      read(workspace.Plan),
+		Plan:      planForUserPrompt(read(workspace.Plan)),
 		Feedback:  read(workspace.Feedback),
 		History:   read(workspace.TaskHistory),
 		Promise:   e.opt.Promise,

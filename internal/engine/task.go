@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/task"
@@ -83,7 +84,7 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 	if e.ws.Status() != workspace.StatusWaiting {
 		_ = e.ws.SetStatus(workspace.StatusRunning)
 	}
-	r := &run{taskID: t.ID, number: t.Number, iteration: last, route: task.Type(route), cost: t.CostUSD}
+	r := &run{taskID: t.ID, number: t.Number, iteration: last, route: task.Type(route), cost: t.CostUSD, force: force}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d at iteration %d: %s", t.Number, last+1, firstLine(t.Message))})
 	return e.loop(ctx, r)
 }
@@ -102,6 +103,13 @@ type run struct {
 	agentErrors int
 	// rateWaits counts rate-limit waits in a row, for the backoff.
 	rateWaits int
+	// orch is the orchestration plan BUILD walks, nil for other plans;
+	// step is the Step of it the loop works on (orchestrate.go).
+	orch *plan.Node
+	step *stepCursor
+	// force is set for a resume --force: a Human that was rejected asks
+	// again.
+	force bool
 }
 
 // startTask runs the task lifecycle's opening (SPEC §3): the pre-task
