@@ -123,12 +123,17 @@ func (r *Repo) Save(ctx context.Context, name, message string) (Snapshot, error)
 }
 
 func (r *Repo) save(ctx context.Context, name, message string) (Snapshot, error) {
-	start := time.Now()
-	kind, task, _ := ParseName(name)
 	tree, err := r.currentTree(ctx)
 	if err != nil {
 		return Snapshot{}, err
 	}
+	return r.saveTree(ctx, name, message, tree)
+}
+
+// saveTree commits tree as the snapshot called name.
+func (r *Repo) saveTree(ctx context.Context, name, message, tree string) (Snapshot, error) {
+	start := time.Now()
+	kind, task, _ := ParseName(name)
 	parent := r.tip(ctx)
 	now := r.now()
 	msg := cleanMessage(message)
@@ -267,6 +272,11 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 	if err := r.stage(ctx); err != nil {
 		return "", err
 	}
+	return r.writeTree(ctx)
+}
+
+// writeTree writes the private index as a tree and returns its id.
+func (r *Repo) writeTree(ctx context.Context) (string, error) {
 	out, err := r.git(ctx, nil, nil, "write-tree")
 	if err != nil {
 		return "", err
@@ -386,8 +396,10 @@ func (r *Repo) Exists(ctx context.Context, name string) (bool, error) {
 // that differ are rewritten, files added since are removed, ignored files
 // and ralph's private files are left alone. It first saves the current tree
 // as a rollback-<unix> snapshot and returns it, so that rolling back to it
-// undoes the rollback. If that save fails nothing is touched. An unknown or
-// malformed name is an *UnknownSnapshotError.
+// undoes the rollback; where the snapshot needs the place of ignored files
+// (a directory of them where it has a file, say), those files are saved in
+// that rollback snapshot too. If the save fails nothing is touched. An
+// unknown or malformed name is an *UnknownSnapshotError.
 func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err error) {
 	target, err := r.resolve(ctx, name)
 	if err != nil {
@@ -396,7 +408,7 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := time.Now()
-	undo, err = r.save(ctx, Rollback(r.now()), "before rollback to "+name)
+	undo, err = r.saveBeforeRollback(ctx, target)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("rollback to %s: save the current state first: %w", name, err)
 	}
@@ -409,6 +421,107 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	}
 	r.logger.Info("rolled back", "to", name, "undo", undo.Name, "elapsed", time.Since(start))
 	return undo, nil
+}
+
+// saveBeforeRollback saves the working tree as rollback-<unix>. Restoring
+// target may need the place of an ignored file: a file where the target has
+// a directory, or a file or directory where the target has a file. Those
+// ignored files go into this snapshot too (they are not otherwise saved), so
+// undoing the rollback brings them back. ralph's private files are never
+// saved; a rollback that would replace one is refused.
+func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot) (Snapshot, error) {
+	tree, err := r.currentTree(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	inTheWay, err := r.filesInTheWay(ctx, tree, target.Tree)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if len(inTheWay) > 0 {
+		for _, p := range inTheWay {
+			if isPrivate(p) {
+				return Snapshot{}, fmt.Errorf("restoring %s would replace ralph's private file %s", target.Name, p)
+			}
+		}
+		r.logger.Info("saving ignored files the rollback replaces", "files", inTheWay)
+		list := []byte(strings.Join(inTheWay, "\x00") + "\x00")
+		literal := []string{"GIT_LITERAL_PATHSPECS=1"}
+		if _, err := r.git(ctx, list, literal, "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return Snapshot{}, err
+		}
+		if tree, err = r.writeTree(ctx); err != nil {
+			return Snapshot{}, err
+		}
+	}
+	return r.saveTree(ctx, Rollback(r.now()), "before rollback to "+target.Name, tree)
+}
+
+// filesInTheWay lists the working-tree files that restoring to from the
+// current tree cur would delete or overwrite although cur does not hold
+// them: ignored files at, under or above a path that only to holds.
+func (r *Repo) filesInTheWay(ctx context.Context, cur, to string) ([]string, error) {
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--diff-filter=A", cur, to)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var files []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if p == "" {
+			continue
+		}
+		// A file or symlink where the target needs a directory.
+		for i := strings.IndexByte(p, '/'); i >= 0; i = nextSlash(p, i) {
+			if fi, err := os.Lstat(filepath.Join(r.top, filepath.FromSlash(p[:i]))); err == nil && !fi.IsDir() {
+				add(p[:i])
+			}
+		}
+		full := filepath.Join(r.top, filepath.FromSlash(p))
+		fi, err := os.Lstat(full)
+		switch {
+		case err != nil:
+			continue
+		case !fi.IsDir():
+			add(p) // a file the target overwrites
+		default: // a directory where the target has a file
+			err := filepath.WalkDir(full, func(q string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() {
+					rel, _ := filepath.Rel(r.top, q)
+					add(filepath.ToSlash(rel))
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+func nextSlash(p string, i int) int {
+	j := strings.IndexByte(p[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// isPrivate reports whether the slash-separated path is one of ralph's
+// private files (privatePaths).
+func isPrivate(p string) bool {
+	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" ||
+		p == ".ralph/logs" || strings.HasPrefix(p, ".ralph/logs/")
 }
 
 // Diff lists the files that differ between the snapshot called name and the

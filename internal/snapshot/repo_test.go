@@ -722,3 +722,64 @@ func TestRollbackSwapsFilesAndDirectories(t *testing.T) {
 	}
 	diffTrees(t, "after rollback", tree(t, dir), saved)
 }
+
+func TestRollbackSavesIgnoredFilesInTheWay(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".gitignore", "*.log\n")
+	write(t, dir, "x", "file x\n")
+	write(t, dir, "report.txt", "report at snapshot\n")
+	write(t, dir, "lib", "file lib\n")
+	r := open(t, dir)
+	saved := tree(t, dir)
+	s, err := r.Save(ctx, TaskPre(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x becomes a directory holding only an ignored file; report.txt
+	// becomes ignored with new content; lib becomes a directory with an
+	// ignored file whose place the snapshot's file lib needs.
+	remove(t, dir, "x")
+	write(t, dir, "x/keep.log", "ignored log\n")
+	write(t, dir, ".git/info/exclude", "report.txt\n")
+	write(t, dir, "report.txt", "ignored report, newer\n")
+	remove(t, dir, "lib")
+	write(t, dir, "lib/deep/trace.log", "ignored trace\n")
+	edited := tree(t, dir)
+
+	undo, err := r.Rollback(ctx, s.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffTrees(t, "after rollback", tree(t, dir), saved)
+	files := snapshotFiles(t, dir, undo)
+	for _, want := range []string{"x/keep.log", "report.txt", "lib/deep/trace.log"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("undo snapshot lacks the replaced ignored file %s: %v", want, files)
+		}
+	}
+	if _, err := r.Rollback(ctx, undo.Name); err != nil {
+		t.Fatal(err)
+	}
+	diffTrees(t, "after undo", tree(t, dir), edited)
+}
+
+func TestRollbackRefusesToReplacePrivateFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".ralph", "once a file\n")
+	r := open(t, dir)
+	s, err := r.Save(ctx, TaskPre(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, dir, ".ralph")
+	write(t, dir, ".ralph/ralph.db", "the run history")
+	write(t, dir, ".ralph/task-counter.txt", "2\n")
+	before := tree(t, dir)
+	_, err = r.Rollback(ctx, s.Name)
+	if err == nil || !strings.Contains(err.Error(), ".ralph/ralph.db") {
+		t.Errorf("Rollback = %v, want a refusal naming .ralph/ralph.db", err)
+	}
+	diffTrees(t, "after refused rollback", tree(t, dir), before)
+}
