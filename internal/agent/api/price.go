@@ -18,16 +18,16 @@ type price struct {
 // convenience for the --max-cost limit, not a bill.
 var prices = map[string]price{
 	// Anthropic: cache reads are 0.1× input, 5-minute cache writes 1.25×.
-	"claude-opus-4-0":          {15, 75, 1.5, 18.75},
-	"claude-opus-4-20250514":   {15, 75, 1.5, 18.75},
-	"claude-opus-4-1":          {15, 75, 1.5, 18.75},
-	"claude-opus-4-5":   {5, 25, 0.5, 6.25},
-	"claude-opus-4-6":   {5, 25, 0.5, 6.25},
-	"claude-sonnet-4":   {3, 15, 0.3, 3.75},
-	"claude-haiku-4-5":  {1, 5, 0.1, 1.25},
-	"claude-3-7-sonnet": {3, 15, 0.3, 3.75},
-	"claude-3-5-sonnet": {3, 15, 0.3, 3.75},
-	"claude-3-5-haiku":  {0.8, 4, 0.08, 1},
+	"claude-opus-4-0":        {15, 75, 1.5, 18.75},
+	"claude-opus-4-20250514": {15, 75, 1.5, 18.75},
+	"claude-opus-4-1":        {15, 75, 1.5, 18.75},
+	"claude-opus-4-5":        {5, 25, 0.5, 6.25},
+	"claude-opus-4-6":        {5, 25, 0.5, 6.25},
+	"claude-sonnet-4":        {3, 15, 0.3, 3.75},
+	"claude-haiku-4-5":       {1, 5, 0.1, 1.25},
+	"claude-3-7-sonnet":      {3, 15, 0.3, 3.75},
+	"claude-3-5-sonnet":      {3, 15, 0.3, 3.75},
+	"claude-3-5-haiku":       {0.8, 4, 0.08, 1},
 	// OpenAI: cached input as listed; no cache-write charge.
 	"gpt-4.1":      {2, 8, 0.5, 0},
 	"gpt-4.1-mini": {0.4, 1.6, 0.1, 0},
