@@ -1,0 +1,422 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
+)
+
+// Snapshots is what the pipeline needs of internal/snapshot: a save
+// before each planner attempt, the files changed since, and a rollback
+// when the planner went out of bounds.
+type Snapshots interface {
+	Save(ctx context.Context, name, message string) (snapshot.Snapshot, error)
+	Diff(ctx context.Context, name string) ([]snapshot.FileChange, error)
+	Rollback(ctx context.Context, name string) (snapshot.Snapshot, error)
+}
+
+var _ Snapshots = (*snapshot.Repo)(nil)
+
+// Records is what the pipeline needs of the store: one record per spec.
+type Records interface {
+	Spec(ctx context.Context, id string) (store.SpecRecord, bool, error)
+	PutSpec(ctx context.Context, r store.SpecRecord) error
+}
+
+var _ Records = (*store.Store)(nil)
+
+// Record states, as the store mirrors them.
+const (
+	StateNew          = "new"
+	StatePlanning     = "planning"
+	StatePlanned      = "planned"
+	StateImplementing = "implementing"
+	StateCandidate    = "candidate"
+	StateVerifying    = "verifying"
+	StateInvalidated  = "invalidated"
+	StateDone         = "done"
+	StateFailed       = "failed"
+)
+
+// Options configure a Pipeline.
+type Options struct {
+	Layout Layout
+	// Planner, Implementer and Verifier are the three roles' agents; they
+	// may be the same agent. Each call is a fresh Run whose Iteration is
+	// the role's attempt number for the spec.
+	Planner, Implementer, Verifier agent.Agent
+	// Gates run after an implementation, before a candidate is recorded.
+	Gates []gate.Gate
+	// Snapshots guard the planner's read-only rule. Required.
+	Snapshots Snapshots
+	// Records mirrors spec state into the store; nil keeps none (the
+	// counters then restart with every run).
+	Records Records
+	Phrases Phrases
+	// MaxAttempts is how many failed attempts (planner, implementer,
+	// gates or verifier) a spec may have in one run; default 3.
+	MaxAttempts int
+	// Backoff is the wait before the first retry, doubled for each
+	// further one (capped at 5 minutes); zero retries at once.
+	Backoff time.Duration
+	// AgentTimeout and IdleTimeout bound one agent call; zero means none.
+	AgentTimeout, IdleTimeout time.Duration
+	// MaxWait caps one wait for a rate limit to lift; default 1 hour.
+	MaxWait time.Duration
+	// LogDir holds runs/<spec_id>/<timestamp>/.
+	LogDir string
+	// Force runs specs that are done again.
+	Force bool
+	// Progress receives one plain line per step; nil discards them.
+	Progress io.Writer
+	Logger   *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Pipeline runs specs.
+type Pipeline struct {
+	opt Options
+	log *slog.Logger
+}
+
+// New returns a pipeline.
+func New(opt Options) *Pipeline {
+	if opt.MaxAttempts < 1 {
+		opt.MaxAttempts = 3
+	}
+	if opt.MaxWait <= 0 {
+		opt.MaxWait = time.Hour
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Progress == nil {
+		opt.Progress = io.Discard
+	}
+	if opt.Phrases == (Phrases{}) {
+		opt.Phrases = DefaultPhrases()
+	}
+	logger := opt.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{opt: opt, log: logger.With("component", "spec")}
+}
+
+// Outcome is how a spec's run ended.
+type Outcome string
+
+// Outcomes.
+const (
+	Done    Outcome = "done"
+	Failed  Outcome = "failed"
+	Skipped Outcome = "skipped" // already done and not forced
+)
+
+// Result is one spec's outcome.
+type Result struct {
+	Spec    Spec    `json:"spec"`
+	Outcome Outcome `json:"outcome"`
+	// Reason explains a failure (the last attempt's problem) or a skip.
+	Reason  string  `json:"reason,omitempty"`
+	CostUSD float64 `json:"cost_usd"`
+	// Logs is the run's log folder, "" when no agent ran.
+	Logs string `json:"logs,omitempty"`
+}
+
+// Report is a whole run's outcome.
+type Report struct {
+	Results []Result `json:"results"`
+}
+
+// Failed returns the results of the specs that failed.
+func (r Report) Failed() []Result {
+	var out []Result
+	for _, x := range r.Results {
+		if x.Outcome == Failed {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ErrAgentUnavailable wraps agent.ErrNotFound: the run cannot go on.
+var ErrAgentUnavailable = errors.New("agent unavailable")
+
+// Run runs every spec in order. A spec that fails does not stop the
+// others. It returns an error (with the report so far) only when the run
+// cannot go on: the context ended, an agent is missing, or the state files
+// cannot be written.
+func (p *Pipeline) Run(ctx context.Context, specs []Spec) (Report, error) {
+	var rep Report
+	for i, s := range specs {
+		p.progress("[%d/%d] %s", i+1, len(specs), s.Rel)
+		res, err := p.runSpec(ctx, s)
+		if err != nil {
+			return rep, fmt.Errorf("spec %s: %w", s.Rel, err)
+		}
+		rep.Results = append(rep.Results, res)
+		switch res.Outcome {
+		case Done:
+			p.progress("  %s: done", s.Rel)
+		case Skipped:
+			p.progress("  %s: skipped (%s)", s.Rel, res.Reason)
+		case Failed:
+			p.progress("  %s: FAILED: %s", s.Rel, res.Reason)
+		}
+	}
+	return rep, nil
+}
+
+func (p *Pipeline) progress(format string, args ...any) {
+	fmt.Fprintf(p.opt.Progress, format+"\n", args...)
+}
+
+// specRun is one spec's run: its record, its logs, its failures so far.
+type specRun struct {
+	s        Spec
+	rec      store.SpecRecord
+	logs     string
+	failures int
+	retry    bool // the next step retries a failure: back off first
+}
+
+func (p *Pipeline) put(ctx context.Context, r *specRun, state string) error {
+	if state != "" {
+		r.rec.State = state
+	}
+	if p.opt.Records == nil {
+		return nil
+	}
+	return p.opt.Records.PutSpec(ctx, r.rec)
+}
+
+// fail counts a failed attempt; it reports whether the spec is out of
+// attempts.
+func (p *Pipeline) fail(ctx context.Context, r *specRun, reason string) (bool, error) {
+	r.failures++
+	r.retry = true
+	r.rec.LastResult = reason
+	p.log.Info("attempt failed", "spec", r.s.Rel, "failures", r.failures, "reason", reason)
+	p.progress("  %s: attempt failed (%d/%d): %s", r.s.Rel, r.failures, p.opt.MaxAttempts, reason)
+	if r.failures >= p.opt.MaxAttempts {
+		return true, p.put(ctx, r, StateFailed)
+	}
+	return false, p.put(ctx, r, "")
+}
+
+func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
+	l := p.opt.Layout
+	r := &specRun{s: s, rec: store.SpecRecord{ID: s.Rel, State: StateNew}}
+	if p.opt.Records != nil {
+		rec, ok, err := p.opt.Records.Spec(ctx, s.Rel)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			r.rec = rec
+		}
+	}
+	startCost := r.rec.CostUSD
+	result := func(o Outcome, reason string) Result {
+		return Result{Spec: s, Outcome: o, Reason: reason, CostUSD: r.rec.CostUSD - startCost, Logs: r.logs}
+	}
+	done, err := l.IsDone(s)
+	if err != nil {
+		return Result{}, err
+	}
+	if done && !p.opt.Force {
+		return result(Skipped, "already done"), nil
+	}
+	if done {
+		if err := l.RemoveDone(s); err != nil {
+			return Result{}, err
+		}
+		r.rec.BaseCommit, r.rec.Feedback = "", ""
+	}
+	// A planner killed mid-attempt may have left a partial plan with no
+	// json: it is not a hand-written plan.
+	if r.rec.State == StatePlanning {
+		if info, err := l.LoadPlanInfo(s); err == nil && info == nil {
+			_ = os.Remove(l.PlanPath(s))
+		}
+	}
+	r.logs = runDir(p.opt.LogDir, s, p.opt.Now())
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		if r.retry {
+			if err := p.backoff(ctx, r.failures); err != nil {
+				return Result{}, err
+			}
+			r.retry = false
+		}
+		pos, err := l.Position(s, p.opt.Now())
+		if err != nil {
+			return Result{}, err
+		}
+		if pos.HandWritten {
+			p.progress("  %s: adopted the hand-written plan %s", s.Rel, l.RootRel(l.PlanPath(s)))
+		}
+		var problem string
+		switch pos.Step {
+		case StepDone:
+			r.rec.BaseCommit, r.rec.Feedback, r.rec.LastResult = "", "", "verified"
+			if err := p.put(ctx, r, StateDone); err != nil {
+				return Result{}, err
+			}
+			return result(Done, ""), nil
+		case StepPlan:
+			problem, err = p.plan(ctx, r, pos)
+		case StepImplement:
+			problem, err = p.implement(ctx, r, pos)
+		case StepVerify:
+			problem, err = p.verify(ctx, r, pos)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		if problem == "" {
+			continue
+		}
+		out, err := p.fail(ctx, r, problem)
+		if err != nil {
+			return Result{}, err
+		}
+		if out {
+			return result(Failed, fmt.Sprintf("%s (after %d failed attempts)", problem, r.failures)), nil
+		}
+	}
+}
+
+// backoff waits before retry number n.
+func (p *Pipeline) backoff(ctx context.Context, n int) error {
+	d := p.opt.Backoff
+	if d <= 0 {
+		return ctx.Err()
+	}
+	for i := 1; i < n && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	d = min(d, 5*time.Minute)
+	p.progress("  retrying in %s", d)
+	return sleep(ctx, d)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// promptData fills what every prompt shares.
+func (p *Pipeline) promptData(s Spec) (promptData, error) {
+	l := p.opt.Layout
+	text, err := os.ReadFile(l.SpecPath(s))
+	if err != nil {
+		return promptData{}, fmt.Errorf("read spec: %w", err)
+	}
+	scratch, err := os.ReadFile(filepath.Join(l.Root, Scratchpad))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return promptData{}, fmt.Errorf("read scratchpad: %w", err)
+	}
+	return promptData{
+		SpecRel:        s.Rel,
+		SpecID:         s.ID,
+		SpecText:       strings.TrimSpace(string(text)),
+		Root:           l.Root,
+		Home:           filepath.Join(l.Root, ".ralph"),
+		SpecPath:       l.RootRel(l.SpecPath(s)),
+		PlanPath:       l.RootRel(l.PlanPath(s)),
+		ScratchpadPath: Scratchpad,
+		Scratchpad:     strings.TrimSpace(string(scratch)),
+		Promise:        p.opt.Phrases.Planner,
+		Pass:           p.opt.Phrases.Pass,
+		Fail:           p.opt.Phrases.Fail,
+	}, nil
+}
+
+// call runs one agent call, its full output going to the log at path.
+// Rate limits are waited out and the call retried; they never count as a
+// failure. The returned error is the agent's (ErrAgentUnavailable wraps a
+// missing program); a context that ended is returned as is.
+func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Role, attempt int, system, prompt, logName string) (agent.Result, error) {
+	req := agent.Request{Dir: p.opt.Layout.Root, System: system, Prompt: prompt, Iteration: attempt, IdleTimeout: p.opt.IdleTimeout}
+	title := fmt.Sprintf("%s %s, attempt %d", role, r.s.Rel, attempt)
+	for {
+		lg, err := openRunLog(filepath.Join(r.logs, logName), title, req)
+		if err != nil {
+			return agent.Result{}, err
+		}
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if p.opt.AgentTimeout > 0 {
+			cctx, cancel = context.WithTimeout(ctx, p.opt.AgentTimeout)
+		}
+		res, err := ag.Run(cctx, req, lg.event)
+		cancel()
+		r.rec.CostUSD += res.Usage.CostUSD
+		outcome := "agent finished"
+		if err != nil {
+			outcome = "agent error: " + err.Error()
+		}
+		if lerr := lg.close(res, outcome); lerr != nil {
+			p.log.Warn("write run log", "err", lerr)
+		}
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		var rl *agent.RateLimitError
+		if errors.As(err, &rl) {
+			wait := time.Minute
+			if !rl.ResetAt.IsZero() {
+				wait = time.Until(rl.ResetAt)
+			}
+			wait = min(max(wait, time.Second), p.opt.MaxWait)
+			p.progress("  %s: rate limited; waiting %s", r.s.Rel, wait.Round(time.Second))
+			if err := sleep(ctx, wait); err != nil {
+				return res, err
+			}
+			continue
+		}
+		if errors.Is(err, agent.ErrNotFound) {
+			return res, fmt.Errorf("%w: %s: %w", ErrAgentUnavailable, ag.Name(), err)
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no result within %s", p.opt.AgentTimeout)
+		}
+		return res, err
+	}
+}
+
+// note appends the harness's judgement to a run log.
+func note(dir, name, format string, args ...any) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "--- harness ---\n"+format+"\n\n", args...)
+}
+
+// fatal reports whether an agent error ends the whole run.
+func fatal(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable)
+}
