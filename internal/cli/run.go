@@ -140,7 +140,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 			_ = json.Unmarshal([]byte(saved), &o.agent)
 		}
 	}
-	ag, err := buildAgent(ws, cfg, o.agent)
+	ag, err := buildAgent(ws, cfg, o.agent, g.Logger)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,12 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/amp"
+	"github.com/ralph-harness/ralph/internal/agent/claude"
+	"github.com/ralph-harness/ralph/internal/agent/codex"
 	"github.com/ralph-harness/ralph/internal/agent/command"
+	"github.com/ralph-harness/ralph/internal/agent/gemini"
+	"github.com/ralph-harness/ralph/internal/agent/opencode"
 	"github.com/ralph-harness/ralph/internal/agent/script"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -66,7 +72,7 @@ type agentFlags struct {
 }
 
 // buildAgent constructs the backend the flags and configuration name.
-func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent.Agent, error) {
+func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, error) {
 	name := f.Name
 	if name == "" {
 		name = cfg.Agent
@@ -104,9 +110,63 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags) (agent
 		}
 		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
 	case "auto", "":
-		return nil, usageError(errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE"))
+		for _, b := range cliBackends {
+			if b.available(backendConfig(cfg, cfg.Agents[b.name], f)) {
+				return buildAgent(ws, cfg, agentFlags{Name: b.name, Model: f.Model}, logger)
+			}
+		}
+		return nil, &ExitError{Code: 10, Err: errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE")}
+	}
+	for _, b := range cliBackends {
+		if b.name != name {
+			continue
+		}
+		ac := backendConfig(cfg, backend, f)
+		if !b.available(ac) {
+			bin := ac.Binary
+			if bin == "" {
+				bin = b.binary
+			}
+			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH (install it: %s)", agent.ErrNotFound, bin, b.hint)}
+		}
+		return b.build(ac, logger), nil
 	}
 	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, amp, api, command or script)", name))
+}
+
+// cliBackend is an agent CLI ralph can drive.
+type cliBackend struct {
+	name, binary, hint string
+	available          func(agent.Config) bool
+	build              func(agent.Config, *slog.Logger) agent.Agent
+}
+
+// cliBackends are the agent CLIs in the order --agent auto tries them.
+var cliBackends = []cliBackend{
+	{claude.Name, claude.DefaultBinary, claude.InstallHint, claude.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return claude.New(c, l) }},
+	{codex.Name, codex.DefaultBinary, codex.InstallHint, codex.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return codex.New(c, l) }},
+	{opencode.Name, opencode.DefaultBinary, opencode.InstallHint, opencode.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return opencode.New(c, l) }},
+	{gemini.Name, gemini.DefaultBinary, gemini.InstallHint, gemini.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return gemini.New(c, l) }},
+	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
+}
+
+// backendConfig merges ralph.toml's [agents.NAME] table and the flags.
+func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Config {
+	model := f.Model
+	if model == "" {
+		model = b.Model
+	}
+	if model == "" {
+		model = cfg.Model
+	}
+	return agent.Config{
+		Binary:         b.Binary,
+		Args:           b.Args,
+		Model:          model,
+		Env:            b.Env,
+		MaxTurns:       b.MaxTurns,
+		PermissionMode: b.PermissionMode,
+	}
 }
 
 // buildGates returns the gates of a run: has-summary, then the command

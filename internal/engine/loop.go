@@ -182,7 +182,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 			e.endIteration(ctx, r, phase, outTimeout, res, calls)
 			e.harnessEvent(r, "timeout", fmt.Sprintf("iteration %d hit the %s iteration timeout; the agent was stopped", r.iteration, e.opt.Limits.IterationTimeout), "")
 			return iterResult{calls: toCalls(calls), errors: []string{"iteration timeout"}}, nil
-		case errors.Is(err, proc.ErrIdle):
+		case errors.Is(err, proc.ErrIdle) || errors.Is(err, agent.ErrIdle):
 			e.endIteration(ctx, r, phase, outIdle, res, calls)
 			e.harnessEvent(r, "timeout", fmt.Sprintf("the agent printed nothing for %s and was stopped", e.opt.Limits.IdleTimeout), "")
 			return iterResult{calls: toCalls(calls), errors: []string{"idle timeout"}}, nil
