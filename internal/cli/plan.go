@@ -32,7 +32,7 @@ recipes); an orchestration plan has <Plan> (Phases of Steps, Human approvals,
 Stop). ralph validates it at the top of every PLAN-phase iteration; these
 commands run the same checks by hand.`,
 	}
-	cmd.AddCommand(newPlanValidateCommand(g), newPlanShowCommand(g), newPlanDiffCommand(g))
+	cmd.AddCommand(newPlanValidateCommand(g), newPlanShowCommand(g), newPlanDiffCommand(g), newPlanUpdateCommand(g))
 	return cmd
 }
 
