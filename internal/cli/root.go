@@ -104,12 +104,16 @@ Start with:
 		newStatusCommand(g),
 		newLogCommand(g),
 		newStopCommand(g),
+		newPendingCommand(g),
+		newApproveCommand(g),
+		newRejectCommand(g),
 		newDemoCommand(g),
 		newPlanCommand(g),
 		newSnapshotCommand(g),
 		newVersionCommand(g),
 		newThemeCommand(g),
 		newRecipeCommand(g),
+		newSpecsCommand(g),
 	)
 	return root
 }

@@ -321,3 +321,49 @@ func (l Layout) Position(s Spec, now time.Time) (Position, error) {
 	pos.Step = StepImplement
 	return pos, nil
 }
+
+// FileState is where a spec stands according to its files alone.
+type FileState struct {
+	// State is done, candidate, planned, invalidated or new.
+	State string `json:"state"`
+	// PlanAttempt is the plan's attempt, 0 without a plan json.
+	PlanAttempt int `json:"plan_attempt"`
+}
+
+// Inspect reads a spec's state files without changing anything (unlike
+// Position, which adopts hand-written plans).
+func (l Layout) Inspect(s Spec) (FileState, error) {
+	var fs FileState
+	info, err := l.LoadPlanInfo(s)
+	if err != nil {
+		return fs, err
+	}
+	if info != nil {
+		fs.PlanAttempt = info.Attempt
+	}
+	_, hasPlan, err := l.LoadPlanContent(s)
+	if err != nil {
+		return fs, err
+	}
+	done, err := l.IsDone(s)
+	if err != nil {
+		return fs, err
+	}
+	c, err := l.LoadCandidate(s)
+	if err != nil {
+		return fs, err
+	}
+	switch {
+	case done:
+		fs.State = StateDone
+	case info != nil && info.Status == PlanInvalidated:
+		fs.State = StateInvalidated
+	case c != nil:
+		fs.State = StateCandidate
+	case hasPlan:
+		fs.State = StatePlanned
+	default:
+		fs.State = StateNew
+	}
+	return fs, nil
+}

@@ -1,0 +1,368 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/spec"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// Exit codes of ralph specs run.
+const (
+	specsExitFailed = 1  // at least one spec failed
+	specsExitAgent  = 10 // an agent could not run at all
+	specsExitSignal = 130
+)
+
+// SpecsRunOptions are the flags of ralph specs run.
+type SpecsRunOptions struct {
+	agent             agentFlags
+	plannerScript     string
+	implementerScript string
+	verifierScript    string
+	only              string
+	force             bool
+	maxAttempts       int
+}
+
+// AddFlags registers the flags on cmd.
+func (o *SpecsRunOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME` for all three roles (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script, for every role without its own script")
+	f.StringVar(&o.plannerScript, "planner-script", "", "script `FILE` the planner plays (default --script)")
+	f.StringVar(&o.implementerScript, "implementer-script", "", "script `FILE` the implementer plays (default --script)")
+	f.StringVar(&o.verifierScript, "verifier-script", "", "script `FILE` the verifier plays (default --script)")
+	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
+	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")
+	f.StringVar(&o.only, "only", "", "run only the spec `REL` (path relative to DIR, .md optional) or the specs under folder REL")
+	f.BoolVar(&o.force, "force", false, "run specs that are done again (their active plan is kept)")
+	f.IntVar(&o.maxAttempts, "max-attempts", 0, "failed attempts allowed per spec (default 3, or [specs] max_attempts)")
+}
+
+func newSpecsCommand(g *Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "specs",
+		Short: "Run a folder of specs through plan → implement → verify",
+		Long: `Run every spec (*.md) in a folder through three fresh agent calls each: a
+planner writes a plan, an implementer follows it and commits, a verifier
+checks the commit against the spec. State lives next to the specs in
+plans/, candidates/ and done/, so a run that stops resumes where it was.`,
+	}
+	cmd.AddCommand(newSpecsRunCommand(g), newSpecsStatusCommand(g))
+	return cmd
+}
+
+func newSpecsRunCommand(g *Globals) *cobra.Command {
+	var o SpecsRunOptions
+	cmd := &cobra.Command{
+		Use:   "run [DIR]",
+		Short: "Plan, implement and verify every spec in DIR (default specs/)",
+		Long: `Run every *.md spec in DIR (default: [specs] dir in ralph.toml, else specs/),
+nested folders included, in path order. For each spec:
+
+  plan       the planner reads the spec, the paths, SCRATCHPAD.md and, when
+             re-planning, the old plan and why it was rejected; it writes
+             DIR/plans/<rel>.md and ends its final message with the planner
+             phrase. It may change nothing but DIR/plans/ and SCRATCHPAD.md:
+             anything else fails the attempt and is reverted from a snapshot.
+  implement  the implementer gets the plan, commits (HEAD must move) and ends
+             with the implementer phrase; the gates of ralph.toml must pass;
+             then DIR/candidates/<rel>.json is recorded.
+  verify     the verifier gets the spec, the plan and the diff and ends with
+             <promise>PASS</promise> (DIR/done/<rel>.md is written) or
+             <promise>FAIL</promise>: a "PLAN_INVALIDATION: <reason>" line
+             archives the plan as <rel>.attempt-N.md and re-plans; any other
+             failure re-implements with the report as feedback.
+
+A spec gives up after max_attempts failed attempts of any kind (default 3),
+waiting [specs] backoff before each retry. Done specs are skipped unless
+--force. An active plan is never re-planned: a run killed while
+implementing or verifying resumes there. A plan .md written by hand without
+a .json is used as it is.
+
+Each role is a fresh agent call whose iteration number is that role's
+attempt number for the spec; with --agent script, give each role its own
+script (--planner-script, --implementer-script, --verifier-script; each
+falls back to --script), where entry k is the role's k-th attempt.
+
+Agent output goes to .ralph/logs/specs/runs/<spec_id>/<timestamp>/
+(plan-attempt-N.log, impl-attempt-N.log, verify.log), inside .ralph/logs/ so
+git ignores it and no agent commits it.
+
+Exit codes: 0 every spec is done, 1 some spec failed (listed at the end with
+its reason), 2 usage or configuration error, 10 an agent could not run,
+130 interrupted (run again to resume).`,
+		Example: `  ralph specs run
+  ralph specs run --only area/0002-bar specs/
+  ralph specs run --planner-script p.json --implementer-script i.json --verifier-script v.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runSpecs(cmd.Context(), g, &o, dir)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// specsLayout resolves DIR: an argument is relative to --dir, the
+// configured folder to the workspace root.
+func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir string) (spec.Layout, error) {
+	if dir == "" {
+		dir = filepath.Join(ws.Root, cfg.Specs.Dir)
+	} else if !filepath.IsAbs(dir) {
+		abs, err := filepath.Abs(filepath.Join(g.Dir, dir))
+		if err != nil {
+			return spec.Layout{}, err
+		}
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	l, err := spec.NewLayout(ws.Root, dir)
+	if err != nil {
+		return spec.Layout{}, usageError(err)
+	}
+	return l, nil
+}
+
+// specGates are the command gates of ralph.toml. has-summary belongs to
+// ralph run's .ralph/ protocol, which the spec pipeline does not use.
+func specGates(cfg config.Config) []gate.Gate {
+	var out []gate.Gate
+	for _, g := range buildGates(cfg) {
+		if _, ok := g.(gate.HasSummary); !ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	if o.agent.Model != "" {
+		cfg.Model = o.agent.Model
+	}
+	if o.maxAttempts > 0 {
+		cfg.Specs.MaxAttempts = o.maxAttempts
+	}
+	layout, err := specsLayout(g, ws, cfg, dir)
+	if err != nil {
+		return err
+	}
+	specs, err := layout.Discover()
+	if err == nil {
+		specs, err = spec.Select(specs, o.only)
+	}
+	if err == nil && len(specs) == 0 {
+		err = fmt.Errorf("%w in %s", spec.ErrNoSpecs, layout.Dir)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	roles := map[spec.Role]string{spec.Planner: o.plannerScript, spec.Implementer: o.implementerScript, spec.Verifier: o.verifierScript}
+	agents := map[spec.Role]agent.Agent{}
+	for role, script := range roles {
+		f := o.agent
+		if script != "" {
+			f.Script = script
+		}
+		ag, err := buildAgent(ws, cfg, f, g.Logger)
+		if err != nil {
+			return fmt.Errorf("%s: %w", role, err)
+		}
+		agents[role] = ag
+	}
+
+	lock, err := ws.Lock()
+	if err != nil {
+		return &ExitError{Code: 1, Err: err}
+	}
+	defer lock.Release()
+	if err := ws.Init(); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, ws)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
+	if err != nil {
+		return fmt.Errorf("open snapshots: %w", err)
+	}
+	p := spec.New(spec.Options{
+		Layout:       layout,
+		Planner:      agents[spec.Planner],
+		Implementer:  agents[spec.Implementer],
+		Verifier:     agents[spec.Verifier],
+		Gates:        specGates(cfg),
+		Snapshots:    snaps,
+		Records:      st,
+		Phrases:      spec.PhrasesFrom(cfg.Specs),
+		MaxAttempts:  cfg.Specs.MaxAttempts,
+		Backoff:      cfg.Specs.Backoff.Duration,
+		AgentTimeout: cfg.Limits.IterationTimeout.Duration,
+		IdleTimeout:  cfg.Limits.IdleTimeout.Duration,
+		MaxWait:      cfg.Limits.MaxWait.Duration,
+		LogDir:       filepath.Join(ws.Path(workspace.Logs), "specs"),
+		Force:        o.force,
+		Progress:     g.Stdout,
+		Logger:       g.Logger,
+	})
+	rep, runErr := p.Run(ctx, specs)
+	printSpecsSummary(g, rep)
+	switch {
+	case runErr == nil:
+	case ctx.Err() != nil:
+		return &ExitError{Code: specsExitSignal, Err: fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr)}
+	case errors.Is(runErr, spec.ErrAgentUnavailable):
+		return &ExitError{Code: specsExitAgent, Err: runErr}
+	default:
+		return runErr
+	}
+	if n := len(rep.Failed()); n > 0 {
+		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed", n, len(rep.Results))}
+	}
+	return nil
+}
+
+func printSpecsSummary(g *Globals, rep spec.Report) {
+	counts := map[spec.Outcome]int{}
+	var cost float64
+	for _, r := range rep.Results {
+		counts[r.Outcome]++
+		cost += r.CostUSD
+	}
+	fmt.Fprintf(g.Stdout, "\nspecs: %d done, %d failed, %d skipped (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], cost)
+	if failed := rep.Failed(); len(failed) > 0 {
+		fmt.Fprintln(g.Stdout, "failed:")
+		for _, r := range failed {
+			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
+			if r.Logs != "" {
+				fmt.Fprintf(g.Stdout, "    logs: %s\n", r.Logs)
+			}
+		}
+	}
+}
+
+// specStatus is one row of ralph specs status.
+type specStatus struct {
+	Spec         string  `json:"spec"`
+	State        string  `json:"state"`
+	PlanAttempt  int     `json:"plan_attempt"`
+	ImplAttempts int     `json:"impl_attempts"`
+	LastResult   string  `json:"last_result,omitempty"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+func newSpecsStatusCommand(g *Globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [DIR]",
+		Short: "Show where every spec in DIR stands",
+		Long: `Show every spec in DIR (default specs/) with its state (new, planned,
+invalidated, candidate, done, failed, or the step a running pipeline is
+in), its plan attempt, its implementation attempts, the last result and the
+agents' cost. The files in DIR decide the state; the store adds the rest.
+Works while a run is going.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			ws, cfg, err := openWorkspace(ctx, g)
+			if err != nil {
+				return err
+			}
+			dir := ""
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			layout, err := specsLayout(g, ws, cfg, dir)
+			if err != nil {
+				return err
+			}
+			rows, err := specsStatus(ctx, ws, layout)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(g.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(g.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SPEC\tSTATE\tPLAN\tIMPL\tLAST RESULT\tCOST")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\n", r.Spec, r.State, r.PlanAttempt, r.ImplAttempts, trimOneLine(r.LastResult, 70), r.CostUSD)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON")
+	return cmd
+}
+
+func specsStatus(ctx context.Context, ws *workspace.Workspace, layout spec.Layout) ([]specStatus, error) {
+	specs, err := layout.Discover()
+	if err != nil {
+		return nil, usageError(err)
+	}
+	records := map[string]store.SpecRecord{}
+	if _, err := os.Stat(ws.Path(workspace.Database)); err == nil {
+		st, err := store.Open(ctx, ws.Path(workspace.Database))
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		all, err := st.Specs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			records[r.ID] = r
+		}
+	}
+	running := ws.HolderPID() != 0
+	rows := make([]specStatus, 0, len(specs))
+	for _, s := range specs {
+		fs, err := layout.Inspect(s)
+		if err != nil {
+			return nil, err
+		}
+		rec := records[s.Rel]
+		row := specStatus{Spec: s.Rel, State: fs.State, PlanAttempt: fs.PlanAttempt, ImplAttempts: rec.ImplAttempts, LastResult: rec.LastResult, CostUSD: rec.CostUSD}
+		if row.PlanAttempt == 0 {
+			row.PlanAttempt = rec.PlanAttempt
+		}
+		switch {
+		case fs.State == spec.StateDone:
+		case rec.State == spec.StateFailed:
+			row.State = spec.StateFailed
+		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying):
+			row.State = rec.State
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
