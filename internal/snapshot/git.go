@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -84,14 +85,21 @@ var identity = []string{
 const lockWait = 5 * time.Second
 
 // runGit runs git with args in dir and returns its standard output. A call
-// that fails because a git lock file is held is retried until lockWait.
-func runGit(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+// that fails because a git lock file is held is retried until lockWait;
+// unlock, when not nil, may remove a stale lock and report that it did.
+func runGit(ctx context.Context, dir string, env []string, stdin []byte, unlock func(*gitError) bool, args ...string) ([]byte, error) {
 	deadline := time.Now().Add(lockWait)
 	delay := 10 * time.Millisecond
 	for {
 		out, err := runGitOnce(ctx, dir, env, stdin, args...)
 		var ge *gitError
-		if err == nil || !errors.As(err, &ge) || !ge.lockBusy() || time.Now().After(deadline) {
+		if err == nil || !errors.As(err, &ge) || !ge.lockBusy() {
+			return out, err
+		}
+		if unlock != nil && unlock(ge) {
+			continue
+		}
+		if time.Now().After(deadline) {
 			return out, err
 		}
 		select {
@@ -105,6 +113,10 @@ func runGit(ctx context.Context, dir string, env []string, stdin []byte, args ..
 
 func runGitOnce(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	// On cancel, ask git to stop so that it removes its lock files; kill it
+	// only if it has not stopped after a while.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
 	cmd.Env = env
 	if stdin != nil {

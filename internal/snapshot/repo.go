@@ -58,7 +58,7 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("open snapshots: %w", err)
 	}
-	out, err := runGit(ctx, abs, baseEnv("LC_ALL=C"), nil, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	out, err := runGit(ctx, abs, baseEnv("LC_ALL=C"), nil, nil, "rev-parse", "--absolute-git-dir", "--show-toplevel")
 	if err != nil {
 		var ge *gitError
 		if errors.As(err, &ge) && (strings.Contains(ge.stderr, "not a git repository") || strings.Contains(ge.stderr, "must be run in a work tree")) {
@@ -98,10 +98,31 @@ func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ..
 	if len(extraEnv) > 0 {
 		env = append(slices.Clip(r.env), extraEnv...)
 	}
+	full := append(slices.Clip(gitConfig), args...)
 	start := time.Now()
-	out, err := runGit(ctx, r.top, env, stdin, append(slices.Clip(gitConfig), args...)...)
+	out, err := runGit(ctx, r.top, env, stdin, r.removeStaleLock, full...)
 	r.logger.Debug("git", "args", args, "elapsed", time.Since(start), "err", err)
 	return out, err
+}
+
+// staleLockAge is how old the private index's lock file must be before it
+// counts as left behind by a git that died; saves take seconds at most.
+const staleLockAge = 2 * time.Minute
+
+// removeStaleLock removes the private index's lock file when git says it is
+// held and the file is older than staleLockAge, and reports whether it did.
+// Locks on the user's files are never removed.
+func (r *Repo) removeStaleLock(ge *gitError) bool {
+	lock := r.index + ".lock"
+	if !strings.Contains(ge.stderr, lock) {
+		return false
+	}
+	fi, statErr := os.Stat(lock)
+	if statErr != nil || time.Since(fi.ModTime()) < staleLockAge {
+		return false
+	}
+	r.logger.Warn("removing a stale lock on the private snapshot index", "lock", lock, "age", time.Since(fi.ModTime()).Round(time.Second))
+	return os.Remove(lock) == nil
 }
 
 // Save snapshots the whole working tree under name, with message as the

@@ -783,3 +783,25 @@ func TestRollbackRefusesToReplacePrivateFiles(t *testing.T) {
 	}
 	diffTrees(t, "after refused rollback", tree(t, dir), before)
 }
+
+func TestStaleLockOnPrivateIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	r := open(t, dir)
+	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, ".git", "ralph", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "b\n")
+	if _, err := r.Save(ctx, TaskPost(1), ""); err != nil {
+		t.Fatalf("Save with a stale private index lock: %v", err)
+	}
+}
