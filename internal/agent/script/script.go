@@ -10,7 +10,12 @@
 //	{"tool": "delete", "path": P}
 //	{"tool": "shell",  "argv": [PROGRAM, ARG, …]}
 //	{"tool": "sleep",  "seconds": N}
+//	{"tool": "rate_limit", "seconds": N}
 //	{"tool": "prompt", "path": P}
+//
+// A rate_limit action makes the first attempt at its iteration fail as a
+// provider's rate limit lifting in N seconds, as a real agent's would; the
+// harness waits and retries the iteration, and the retry goes past it.
 //
 // A prompt action writes the prompt the iteration was given (the user
 // prompt, as the harness built it) to P, so a shell action after it can
@@ -33,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -93,12 +99,12 @@ func (a Action) check() error {
 		if len(a.Argv) == 0 {
 			return errors.New("shell needs an argv")
 		}
-	case "sleep":
+	case "sleep", "rate_limit":
 		if a.Seconds < 0 {
-			return errors.New("sleep needs a non-negative number of seconds")
+			return fmt.Errorf("%s needs a non-negative number of seconds", a.Tool)
 		}
 	default:
-		return fmt.Errorf("unknown tool %q (want write, append, delete, shell, sleep or prompt)", a.Tool)
+		return fmt.Errorf("unknown tool %q (want write, append, delete, shell, sleep, rate_limit or prompt)", a.Tool)
 	}
 	return nil
 }
@@ -119,12 +125,15 @@ func Load(path string) (*Script, error) {
 // Agent runs a script.
 type Agent struct {
 	script *Script
+	mu     sync.Mutex
+	// limited records the iterations whose rate limit has been served.
+	limited map[int]bool
 }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns an agent that plays s.
-func New(s *Script) *Agent { return &Agent{script: s} }
+func New(s *Script) *Agent { return &Agent{script: s, limited: map[int]bool{}} }
 
 // Name returns "script".
 func (a *Agent) Name() string { return "script" }
@@ -143,6 +152,18 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	for i, act := range it.Actions {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if act.Tool == "rate_limit" {
+			a.mu.Lock()
+			served := a.limited[req.Iteration]
+			a.limited[req.Iteration] = true
+			a.mu.Unlock()
+			if served {
+				continue
+			}
+			reset := time.Now().Add(time.Duration(act.Seconds * float64(time.Second)))
+			emit(agent.Event{Kind: agent.KindRateLimit, Text: "scripted rate limit", ResetAt: reset})
+			return res, &agent.RateLimitError{ResetAt: reset, Message: "scripted rate limit"}
 		}
 		input, _ := json.Marshal(act)
 		id := fmt.Sprintf("script-%d-%d", req.Iteration, i+1)
