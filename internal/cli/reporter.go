@@ -52,7 +52,11 @@ func (r *reporter) Report(p engine.Progress) {
 		fmt.Fprintln(r.w, line)
 	}
 	if r.tty && p.Stage != engine.StageEnd {
-		r.live = fmt.Sprintf("── task %d · %s · iteration %d · %d tool calls · $%.2f · %s", p.Task, p.Phase, p.Iteration, p.ToolCalls, p.CostUSD, time.Since(r.start).Round(time.Second))
+		phase := p.Phase
+		if p.Step != "" {
+			phase += " · " + p.Step
+		}
+		r.live = fmt.Sprintf("── task %d · %s · iteration %d · %d tool calls · $%.2f · %s", p.Task, phase, p.Iteration, p.ToolCalls, p.CostUSD, time.Since(r.start).Round(time.Second))
 		if p.Stage == engine.StageWait {
 			r.live = "── " + p.Message
 		}
@@ -69,6 +73,9 @@ func (r *reporter) clearLive() {
 
 func (r *reporter) format(p engine.Progress) string {
 	prefix := fmt.Sprintf("[%d %s]", p.Iteration, p.Phase)
+	if p.Step != "" {
+		prefix = fmt.Sprintf("[%d %s · %s]", p.Iteration, p.Phase, p.Step)
+	}
 	switch p.Stage {
 	case engine.StageTask:
 		return "ralph: " + p.Message

@@ -88,6 +88,10 @@ func (e *Engine) askHuman(ctx context.Context, r *run, idx int, n *plan.Node, ro
 	}
 	// A forced resume of a run a person said no to asks again.
 	reask := ok && req.Rejected() && row.Status == store.StepRejected && r.force
+	if !ok || reask || req.Status == store.HumanPending {
+		// status.txt says waiting before anyone can see the request.
+		_ = e.ws.SetStatus(workspace.StatusWaiting)
+	}
 	if !ok || reask {
 		want := humanRequestFor(r.taskID, idx, n)
 		timeout, terr := HumanTimeout(n)
@@ -96,11 +100,13 @@ func (e *Engine) askHuman(ctx context.Context, r *run, idx int, n *plan.Node, ro
 		}
 		want.TimeoutAt = e.now().Add(timeout)
 		if req, err = e.st.RequestHuman(ctx, want); err != nil {
+			_ = e.ws.SetStatus(workspace.StatusRunning)
 			return req, AgentError, err.Error()
 		}
 		e.notify(ctx, fmt.Sprintf("ralph: task %d waits for a human (request %d): %s — answer with `ralph approve %d` or `ralph reject %d`", r.number, req.ID, firstLine(req.Prompt), req.ID, req.ID))
 	}
 	if req.Status != store.HumanPending {
+		_ = e.ws.SetStatus(workspace.StatusRunning)
 		return req, "", ""
 	}
 	return e.waitHuman(ctx, r, req)

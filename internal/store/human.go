@@ -35,7 +35,11 @@ type NotPendingError struct {
 
 func (e *NotPendingError) Error() string {
 	r := e.Request
-	s := fmt.Sprintf("request %d is not pending: it was %s", r.ID, r.Status)
+	verdict := "was " + r.Status
+	if r.Status == HumanTimeout {
+		verdict = "timed out"
+	}
+	s := fmt.Sprintf("request %d is not pending: it %s", r.ID, verdict)
 	if !r.ResolvedAt.IsZero() {
 		s += " at " + r.ResolvedAt.Local().Format(time.DateTime)
 	}
