@@ -71,7 +71,7 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if failed := gate.Failed(results); len(failed) > 0 {
 		names := make([]string, len(failed))
 		for i, f := range failed {
-			names[i] = f.Gate
+			names[i] = f.Gate + " (" + strings.TrimSuffix(firstLine(f.Message), ":") + ")"
 		}
 		problem := "gates failed: " + strings.Join(names, ", ")
 		r.rec.Feedback = gate.Feedback(results)

@@ -496,7 +496,7 @@ func TestImplementerMustCommitAndPassGates(t *testing.T) {
 		t.Error("a missing commit was accepted")
 	}
 	impl3 := readFile(t, logs, ImplLog(3))
-	if !strings.Contains(readFile(t, logs, ImplLog(2)), "gates failed: no-todo") || !strings.Contains(impl3, "FAIL [no-todo]") {
+	if !strings.Contains(readFile(t, logs, ImplLog(2)), "gates failed: no-todo (`sh -c ! grep -q TODO foo.txt` exited with status 1)") || !strings.Contains(impl3, "FAIL [no-todo]") {
 		t.Errorf("gate failure not fed back:\n%s", impl3)
 	}
 }
