@@ -1,0 +1,135 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func newWorkspace(t *testing.T) *Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	ws, err := Open(context.Background(), filepath.Join(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// Seed 001's state tests: the phase defaults to plan when phase.txt is
+// missing, reads back what was set, and init writes "plan".
+func TestPhase(t *testing.T) {
+	ws := newWorkspace(t)
+	if got := ws.Phase(); got != PhasePlan {
+		t.Errorf("phase without phase.txt = %q, want plan", got)
+	}
+	if err := ws.SetPhase(PhaseBuild); err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.Phase(); got != PhaseBuild {
+		t.Errorf("phase after SetPhase(build) = %q", got)
+	}
+	ws.Write(Phase, "garbage\n")
+	if got := ws.Phase(); got != PhasePlan {
+		t.Errorf("garbage phase reads as %q, want plan", got)
+	}
+}
+
+func TestInitCreatesStateFilesAndIgnoresPrivateOnes(t *testing.T) {
+	ws := newWorkspace(t)
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{Phase: "plan", Status: "running", Iteration: "0", TaskCounter: "0"} {
+		if got, _ := ws.Read(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	// The private files are ignored by git; the agent-facing ones are not.
+	os.WriteFile(ws.Path(Database), []byte("db"), 0o644)
+	os.WriteFile(ws.Path(LockFile), []byte("1"), 0o644)
+	os.WriteFile(ws.Path("logs/x.log"), []byte("log"), 0o644)
+	out, err := exec.Command("git", "-C", ws.Root, "status", "--porcelain", "--untracked-files=all").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := string(out)
+	for _, private := range []string{Database, LockFile, "logs/"} {
+		if strings.Contains(st, ".ralph/"+private) {
+			t.Errorf("git sees private file %s:\n%s", private, st)
+		}
+	}
+	if !strings.Contains(st, ".ralph/phase.txt") {
+		t.Errorf("git does not see phase.txt:\n%s", st)
+	}
+	// Init twice leaves existing state alone.
+	ws.SetPhase(PhaseBuild)
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if ws.Phase() != PhaseBuild {
+		t.Error("a second init reset the phase")
+	}
+}
+
+func TestOpenOutsideGit(t *testing.T) {
+	_, err := Open(context.Background(), t.TempDir())
+	if !errors.Is(err, ErrNotGitRepo) {
+		t.Fatalf("err = %v, want ErrNotGitRepo", err)
+	}
+}
+
+func TestLockIsExclusiveAndNamesHolder(t *testing.T) {
+	ws := newWorkspace(t)
+	l, err := ws.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid := ws.HolderPID(); pid != os.Getpid() {
+		t.Errorf("holder pid = %d, want %d", pid, os.Getpid())
+	}
+	// A second lock, even in the same process, fails at once.
+	_, err = ws.Lock()
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() {
+		t.Fatalf("second lock: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if pid := ws.HolderPID(); pid != 0 {
+		t.Errorf("holder after release = %d", pid)
+	}
+	l2, err := ws.Lock()
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	l2.Release()
+}
+
+func TestWriteIsAtomic(t *testing.T) {
+	ws := newWorkspace(t)
+	ws.Init()
+	if err := ws.Write(Feedback, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Append(Feedback, " second"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ws.Read(Feedback); got != "first second" {
+		t.Errorf("feedback = %q", got)
+	}
+	entries, _ := os.ReadDir(ws.StateDir())
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
