@@ -45,8 +45,8 @@ var _ SnapshotFiles = (*snapshot.Repo)(nil)
 // file of its gumdrop (plan.SectionFile), else, when that file exists
 // neither now nor at task-N-pre, the file Touched names.
 type Scope struct {
-	// Snapshots reads task-N-pre. Without it the gate warns that it cannot
-	// check.
+	// Snapshots reads task-N-pre. Without it (nil, or a nil
+	// *snapshot.Repo) the gate warns that it cannot check.
 	Snapshots SnapshotFiles
 	// Plan returns the current plan; nil reads .ralph/plan.tsx under the
 	// workspace root. A nil plan and no error means there is no plan.
@@ -82,7 +82,7 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 		return Result{Status: Pass, Message: fmt.Sprintf("the markers of task %d are on no section with a source file (theme or screen only): nothing to compare", n)}
 	}
 	pre := snapshot.TaskPre(n)
-	if s.Snapshots == nil {
+	if r, ok := s.Snapshots.(*snapshot.Repo); s.Snapshots == nil || (ok && r == nil) {
 		return Result{Status: Warn, Message: fmt.Sprintf("no snapshots: the %s of task %d cannot be compared with %s", scopePlural(len(sections), "marked section"), n, pre)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, scopeReadTimeout)

@@ -399,6 +399,10 @@ func TestScopeWithoutSnapshot(t *testing.T) {
 	r := (&Scope{}).Check(context.Background(), Env{Root: p.dir, Task: 4})
 	want{status: Warn, message: []string{"no snapshots: the 4 marked sections of task 4 cannot be compared with task-4-pre"}}.check(t, r)
 
+	var nilRepo *snapshot.Repo
+	r = (&Scope{Snapshots: nilRepo}).Check(context.Background(), Env{Root: p.dir, Task: 4})
+	want{status: Warn, message: []string{"no snapshots"}}.check(t, r)
+
 	boom := &fakeSnapshotFiles{existsErr: errors.New("git is gone")}
 	want{status: Warn, message: []string{"snapshot task-4-pre cannot be read: git is gone"}}.check(t, p.check(&Scope{Snapshots: boom}, 4))
 }

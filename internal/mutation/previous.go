@@ -19,11 +19,11 @@ type Snapshots interface {
 }
 
 // PreviousPlan returns the plan as it was when task n started: the plan in
-// the task-n-pre snapshot. It returns nil and no error when there is no
-// such snapshot, the snapshot holds no plan, or that plan does not parse;
+// the task-n-pre snapshot. It returns nil and no error when there are no
+// snapshots (s is nil, or a nil *snapshot.Repo), there is no such snapshot, the snapshot holds no plan, or that plan does not parse;
 // other errors (git failing) are returned.
 func PreviousPlan(ctx context.Context, s Snapshots, n int) (*plan.Node, error) {
-	if s == nil || n <= 0 {
+	if r, ok := s.(*snapshot.Repo); s == nil || n <= 0 || (ok && r == nil) {
 		return nil, nil
 	}
 	src, err := s.ReadFile(ctx, snapshot.TaskPre(n), PlanPath)

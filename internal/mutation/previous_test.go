@@ -53,6 +53,7 @@ func TestPreviousPlan(t *testing.T) {
 		{"no such snapshot", snaps, 6, false, nil},
 		{"no task number", snaps, 0, false, nil},
 		{"no snapshots", nil, 3, false, nil},
+		{"a nil repository", (*snapshot.Repo)(nil), 3, false, nil},
 		{"git failing", fakeSnapshots{err: boom}, 3, false, boom},
 	}
 	for _, tt := range tests {
