@@ -554,3 +554,37 @@ func TestDiscoverAndSelect(t *testing.T) {
 		t.Error("a specs folder outside the workspace was accepted")
 	}
 }
+
+func TestVerifierWithoutVerdictVerifiesAgain(t *testing.T) {
+	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
+	h := newHarness(t, root)
+	h.opt.Planner = agentScript(t, script.Iteration{Actions: []script.Action{write("specs/plans/0001-foo.md", "# Plan\n")}, Final: complete})
+	h.opt.Implementer = agentScript(t, commit("foo.txt", "foo\n", complete))
+	h.opt.Verifier = agentScript(t, script.Iteration{Final: "I am not sure."}, script.Iteration{Final: pass})
+	wantOutcome(t, h.run(t), Done)
+	if rec := h.record(t, "0001-foo.md"); rec.ImplAttempts != 1 || rec.VerifyAttempts != 2 {
+		t.Errorf("record = %+v", rec)
+	}
+}
+
+func TestPartialPlanOfAKilledPlannerIsDiscarded(t *testing.T) {
+	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
+	h := newHarness(t, root)
+	// A planner was killed after writing half a plan: no json, and the
+	// store says the spec was being planned.
+	writeFile(t, root, "specs/plans/0001-foo.md", "# Pla")
+	if err := h.st.PutSpec(context.Background(), store.SpecRecord{ID: "0001-foo.md", State: StatePlanning, PlanAttempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h.opt.Planner = agentScript(t, script.Iteration{Final: "no plan"},
+		script.Iteration{Actions: []script.Action{write("specs/plans/0001-foo.md", "# Plan, whole\n")}, Final: complete})
+	h.opt.Implementer = agentScript(t, commit("foo.txt", "foo\n", complete))
+	h.opt.Verifier = agentScript(t, script.Iteration{Final: pass})
+	wantOutcome(t, h.run(t), Done)
+	if info := planInfo(t, root, "0001-foo"); info.Attempt != 2 {
+		t.Errorf("plan info = %+v", info)
+	}
+	if got := readFile(t, root, "specs/plans/0001-foo.md"); got != "# Plan, whole\n" {
+		t.Errorf("plan = %q", got)
+	}
+}
