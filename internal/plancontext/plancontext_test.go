@@ -1,0 +1,472 @@
+package plancontext
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/recipe"
+	"github.com/ralph-harness/ralph/internal/theme"
+)
+
+// makePlan parses an app plan with the given <Theme> props and one screen
+// of sections, each written as its props ("gumdrop=\"hero\" variant=…").
+func makePlan(t *testing.T, themeProps string, sections ...string) *plan.Node {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("<App name=\"Test\" description=\"Test app\">\n")
+	fmt.Fprintf(&b, "  <Theme %s />\n", themeProps)
+	b.WriteString("  <Screen name=\"main\" layout=\"scroll\">\n")
+	for _, s := range sections {
+		fmt.Fprintf(&b, "    <Section %s />\n", s)
+	}
+	b.WriteString("  </Screen>\n</App>\n")
+	root, err := plan.Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("parse test plan: %v\n%s", err, b.String())
+	}
+	return root
+}
+
+func embedded(t *testing.T) *recipe.Library {
+	t.Helper()
+	lib, err := recipe.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func resolve(t *testing.T, dir string, root *plan.Node) Context {
+	t.Helper()
+	return Resolve(context.Background(), root, Options{Dir: dir, Recipes: embedded(t)})
+}
+
+// stylesheetOK checks that the stylesheet in dir holds a complete theme.
+func stylesheetOK(t *testing.T, dir, rel string) string {
+	t.Helper()
+	css, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatalf("theme not written: %v", err)
+	}
+	if missing := theme.CheckCSS(css); len(missing) > 0 {
+		t.Fatalf("stylesheet lacks %d tokens, first %s", len(missing), missing[0])
+	}
+	return string(css)
+}
+
+func TestResolvePresetThemeFromMood(t *testing.T) {
+	dir := t.TempDir()
+	c := resolve(t, dir, makePlan(t, `mood="cyberpunk"`, `gumdrop="hero"`))
+	if !c.Theme.Applied || c.Theme.Mode != ModePreset || c.Theme.Error != "" {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if c.Theme.Command != "ralph theme preset cyberpunk --apply" {
+		t.Errorf("command = %q", c.Theme.Command)
+	}
+	if !strings.Contains(c.Theme.Output, `Applied preset "cyberpunk"`) || !strings.Contains(c.Theme.Output, "src/index.css") {
+		t.Errorf("output = %q", c.Theme.Output)
+	}
+	css := stylesheetOK(t, dir, "src/index.css")
+	if !strings.Contains(css, theme.StartMarker) {
+		t.Error("no theme markers in the stylesheet")
+	}
+	// `ralph theme modify` starts from the record the harness leaves.
+	rec, err := theme.LoadRecord(filepath.Join(dir, theme.RecordFile))
+	if err != nil || rec.Request.Preset != "cyberpunk" {
+		t.Errorf("record = %+v, %v", rec, err)
+	}
+}
+
+func TestResolvePresetNameForms(t *testing.T) {
+	// Validation folds case, '-', '_' and spaces; so must resolution.
+	dir := t.TempDir()
+	c := resolve(t, dir, makePlan(t, `mood="Northern Lights"`, `gumdrop="hero"`))
+	if !c.Theme.Applied || c.Theme.Command != "ralph theme preset northern-lights --apply" {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+}
+
+func TestResolveGenerateThemeFromSeedAndPattern(t *testing.T) {
+	dir := t.TempDir()
+	root := makePlan(t, `seed={180} pattern="triadic" mood="playful" font="Orbitron" shadowProfile="dramatic" radius="rounded" chroma={0.2}`)
+	c := Resolve(context.Background(), root, Options{Dir: dir, Stylesheet: "app/styles.css", Recipes: embedded(t)})
+	if !c.Theme.Applied || c.Theme.Mode != ModeGenerate {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	for _, want := range []string{
+		"ralph theme generate --seed 180 --pattern triadic",
+		"--mood playful", "--chroma 0.2", "--font Orbitron",
+		"--shadow-profile dramatic", "--radius rounded", "--apply",
+	} {
+		if !strings.Contains(c.Theme.Command, want) {
+			t.Errorf("command %q lacks %q", c.Theme.Command, want)
+		}
+	}
+	if c.Theme.Stylesheet != "app/styles.css" || !strings.Contains(c.Theme.Output, "app/styles.css") {
+		t.Errorf("stylesheet %q, output %q", c.Theme.Stylesheet, c.Theme.Output)
+	}
+	css := stylesheetOK(t, dir, "app/styles.css")
+	if !strings.Contains(css, "Orbitron") {
+		t.Error("the font did not reach the stylesheet")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src/index.css")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the default stylesheet was written although another was configured")
+	}
+}
+
+func TestResolveGenerateWithFontNeedingQuotes(t *testing.T) {
+	dir := t.TempDir()
+	c := resolve(t, dir, makePlan(t, `seed={20} pattern="analogous" font="Space Grotesk" chroma="0.1"`))
+	if !c.Theme.Applied {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if !strings.Contains(c.Theme.Command, "--font 'Space Grotesk'") || !strings.Contains(c.Theme.Command, "--chroma 0.1") {
+		t.Errorf("command = %q", c.Theme.Command)
+	}
+}
+
+func TestResolveGenerateWithPresetAsMood(t *testing.T) {
+	dir := t.TempDir()
+	c := resolve(t, dir, makePlan(t, `seed={300} pattern="complementary" mood="cyberpunk"`))
+	if !c.Theme.Applied || c.Theme.Mode != ModeGenerate {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"cyberpunk" is a preset`) {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestResolveThemeNeitherGenerateNorPreset(t *testing.T) {
+	for _, tt := range []struct{ props, why string }{
+		{`mood="playful"`, `"playful" is a mood, not a preset`},
+		{`seed={12}`, "seed but no pattern"},
+		{`pattern="triadic"`, "pattern but no seed"},
+		{`font="Inter"`, "none of these props"},
+	} {
+		t.Run(tt.props, func(t *testing.T) {
+			dir := t.TempDir()
+			c := resolve(t, dir, makePlan(t, tt.props, `gumdrop="hero"`))
+			if c.Theme.Applied || c.Theme.Mode != ModeNone || c.Theme.Command != "" {
+				t.Fatalf("theme = %+v", c.Theme)
+			}
+			if !strings.HasPrefix(c.Theme.Error, "theme needs seed + pattern, or a preset name as mood") || !strings.Contains(c.Theme.Error, tt.why) {
+				t.Errorf("error = %q", c.Theme.Error)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "src")); !errors.Is(err, os.ErrNotExist) {
+				t.Error("something was written")
+			}
+			// Sections still resolve: a theme problem never blocks.
+			if len(c.Sections) != 1 || !c.Sections[0].Found {
+				t.Errorf("sections = %+v", c.Sections)
+			}
+		})
+	}
+}
+
+func TestResolveThemeFailureIsReported(t *testing.T) {
+	t.Run("unknown pattern", func(t *testing.T) {
+		dir := t.TempDir()
+		c := resolve(t, dir, makePlan(t, `seed={10} pattern="zigzag"`, `gumdrop="hero"`))
+		if c.Theme.Applied || c.Theme.Mode != ModeGenerate {
+			t.Fatalf("theme = %+v", c.Theme)
+		}
+		if !strings.Contains(c.Theme.Error, `unknown pattern "zigzag"`) || !strings.Contains(c.Theme.Error, "triadic") {
+			t.Errorf("error = %q", c.Theme.Error)
+		}
+		if !strings.Contains(c.Theme.Command, "--pattern zigzag") {
+			t.Errorf("command = %q", c.Theme.Command)
+		}
+	})
+	t.Run("chroma out of range", func(t *testing.T) {
+		c := resolve(t, t.TempDir(), makePlan(t, `seed={10} pattern="triadic" chroma={2}`))
+		if c.Theme.Applied || !strings.Contains(c.Theme.Error, "chroma 2 out of range") {
+			t.Fatalf("theme = %+v", c.Theme)
+		}
+	})
+	t.Run("stylesheet cannot be written", func(t *testing.T) {
+		dir := t.TempDir()
+		// src is a file, so src/index.css cannot be created, even by root.
+		if err := os.WriteFile(filepath.Join(dir, "src"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := resolve(t, dir, makePlan(t, `mood="mono"`, `gumdrop="hero"`))
+		if c.Theme.Applied || c.Theme.Error == "" || c.Theme.Mode != ModePreset {
+			t.Fatalf("theme = %+v", c.Theme)
+		}
+		if c.Theme.Command != "ralph theme preset mono --apply" {
+			t.Errorf("command = %q", c.Theme.Command)
+		}
+		if len(c.Sections) != 1 || !c.Sections[0].Found {
+			t.Errorf("sections = %+v", c.Sections)
+		}
+		out := Format(c)
+		if !strings.Contains(out, "Theme ⚠ not applied") || !strings.Contains(out, "could not apply") {
+			t.Errorf("format:\n%s", out)
+		}
+	})
+}
+
+func TestResolveFontWithShellCharactersIsData(t *testing.T) {
+	dir := t.TempDir()
+	cwd, _ := os.Getwd()
+	for _, font := range []string{
+		`Inter"; touch PWNED; echo "`,
+		`$(touch PWNED)`,
+		"`touch PWNED`",
+		`Inter' && touch PWNED #`,
+	} {
+		t.Run(font, func(t *testing.T) {
+			// JSX attribute strings have no escapes, so pass the font as
+			// a JS string literal.
+			root := makePlan(t, fmt.Sprintf("seed={200} pattern=\"triadic\" font={%q}", font), `gumdrop="hero"`)
+			if got := plan.Theme(root).Str("font"); got != font {
+				t.Fatalf("font parsed as %q", got)
+			}
+			res := plan.Validate(root, Registries(embedded(t)))
+			if res.OK() || !hasFinding(res.Failures, plan.RuleValidFont) {
+				t.Errorf("validation accepted font %q: %+v", font, res)
+			}
+			c := resolve(t, dir, root)
+			if c.Theme.Applied || !strings.HasPrefix(c.Theme.Error, "unknown font ") || !strings.Contains(c.Theme.Error, "use one of: Inter") {
+				t.Fatalf("theme = %+v", c.Theme)
+			}
+			// The command shown is quoted for a shell, one argument.
+			argv := theme.Request{Generate: theme.GenerateOptions{Seed: 200, Pattern: "triadic", Font: font}}.Argv(true)
+			if want := "ralph " + theme.CommandLine(argv); c.Theme.Command != want {
+				t.Errorf("command = %q, want %q", c.Theme.Command, want)
+			}
+			if out := Format(c); !strings.Contains(out, "unknown font") {
+				t.Errorf("format:\n%s", out)
+			}
+		})
+	}
+	for _, d := range []string{dir, cwd} {
+		if _, err := os.Stat(filepath.Join(d, "PWNED")); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("something was executed: %s/PWNED exists", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a stylesheet was written for a rejected font")
+	}
+}
+
+func hasFinding(fs []plan.Finding, id string) bool {
+	for _, f := range fs {
+		if f.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestResolveSectionsByExactID(t *testing.T) {
+	c := resolve(t, t.TempDir(), makePlan(t, `mood="cyberpunk"`,
+		`gumdrop="hero" variant="split-image"`,
+		`gumdrop="pricing"`,
+		`gumdrop="multi-step-wizard" file="./src/components/Wizard.tsx"`,
+	))
+	if len(c.Sections) != 3 {
+		t.Fatalf("sections = %+v", c.Sections)
+	}
+	hero := c.Sections[0]
+	if hero.Gumdrop != "hero" || hero.Variant != "split-image" || !hero.Found {
+		t.Errorf("hero = %+v", hero)
+	}
+	if hero.File != "src/sections/HeroSection.tsx" {
+		t.Errorf("hero file = %q", hero.File)
+	}
+	if !strings.Contains(hero.Recipe, "## Layout") || strings.HasPrefix(hero.Recipe, "---") || strings.Contains(hero.Recipe, "components:") {
+		t.Errorf("hero recipe is not the body:\n%.200s", hero.Recipe)
+	}
+	if !contains(hero.Components, "Button") {
+		t.Errorf("hero components = %q", hero.Components)
+	}
+	if p := c.Sections[1]; p.Gumdrop != "pricing" || p.File != "src/sections/PricingSection.tsx" || !p.Found || len(p.Components) == 0 {
+		t.Errorf("pricing = %+v", p)
+	}
+	if w := c.Sections[2]; w.File != "src/components/Wizard.tsx" || !w.Found {
+		t.Errorf("wizard = %+v", w)
+	}
+	if len(c.Warnings) != 0 {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestResolveUnknownRecipe(t *testing.T) {
+	c := resolve(t, t.TempDir(), makePlan(t, `mood="cyberpunk"`, `gumdrop="nonexistent-thing"`, `gumdrop="heros"`))
+	for i, s := range c.Sections {
+		if s.Found || s.Recipe != "" || len(s.Components) != 0 {
+			t.Errorf("section %d = %+v", i, s)
+		}
+	}
+	if c.Sections[0].File != "src/sections/NonexistentThingSection.tsx" {
+		t.Errorf("file = %q", c.Sections[0].File)
+	}
+	out := Format(c)
+	for _, want := range []string{`No recipe found for "nonexistent-thing"`, `No recipe found for "heros"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("format lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestResolveUnknownVariantWarns(t *testing.T) {
+	c := resolve(t, t.TempDir(), makePlan(t, `mood="mono"`, `gumdrop="hero" variant="diagonal"`))
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `variant "diagonal"`) || !strings.Contains(c.Warnings[0], "split-image") {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestResolveProjectRecipesWhenNoLibraryGiven(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, recipe.ProjectDir), 0o755)
+	os.WriteFile(filepath.Join(dir, recipe.ProjectDir, "hero.md"), []byte("---\nname: Our hero\ncomponents: [Card]\n---\nOUR OWN HERO\n"), 0o644)
+	c := Resolve(context.Background(), makePlan(t, `mood="mono"`, `gumdrop="hero"`, `gumdrop="faq"`), Options{Dir: dir})
+	if s := c.Sections[0]; s.Recipe != "OUR OWN HERO" || len(s.Components) != 1 || s.Components[0] != "Card" {
+		t.Errorf("hero = %+v", s)
+	}
+	if !c.Sections[1].Found {
+		t.Error("embedded faq not found")
+	}
+}
+
+func TestResolveOrchestrationPlan(t *testing.T) {
+	root, err := plan.Parse([]byte(`<Plan name="p">
+  <Phase name="one">
+    <Step name="research">Read the code.
+More.</Step>
+    <Human message="Approve?" />
+  </Phase>
+  <Stop reason="done" />
+</Plan>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := Resolve(context.Background(), root, Options{Dir: dir})
+	if c.Theme.Mode != ModeNone || c.Theme.Error != "" || c.Theme.Applied {
+		t.Errorf("theme = %+v", c.Theme)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("wrote %v", entries)
+	}
+	out := Format(c)
+	for _, want := range []string{"## Steps, in order", "1. [one] research: Read the code.", "2. [one] human approval: Approve?", "3. stop: done"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("format lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Theme") {
+		t.Errorf("theme talk in an orchestration plan:\n%s", out)
+	}
+}
+
+func TestResolveNilPlan(t *testing.T) {
+	c := Resolve(context.Background(), nil, Options{Dir: t.TempDir()})
+	if c.Theme.Mode != ModeNone || len(c.Sections) != 0 {
+		t.Errorf("c = %+v", c)
+	}
+}
+
+func TestRegistriesAcceptWhatResolutionAccepts(t *testing.T) {
+	lib := embedded(t)
+	reg := Registries(lib)
+	check := func(t *testing.T, themeProps string, sections ...string) {
+		t.Helper()
+		if len(sections) == 0 {
+			sections = []string{`gumdrop="hero"`, `gumdrop="faq"`, `gumdrop="cta"`}
+		}
+		root := makePlan(t, themeProps, sections...)
+		if res := plan.Validate(root, reg); !res.OK() {
+			t.Errorf("<Theme %s> with %v: %+v", themeProps, sections, res.Failures)
+		}
+	}
+	want := func(name string, got, list []string) {
+		if len(got) != len(list) || len(got) == 0 {
+			t.Errorf("%s: %d names, want %d", name, len(got), len(list))
+		}
+	}
+	want("moods", reg.Moods, names(theme.Moods(), func(m theme.Mood) string { return m.Name }))
+	want("presets", reg.Presets, names(theme.Presets(), func(p theme.PresetInfo) string { return p.Name }))
+	want("fonts", reg.Fonts, names(theme.CuratedFonts(), func(f theme.Font) string { return f.Name }))
+	want("recipes", reg.Recipes, lib.IDs())
+
+	dir := t.TempDir()
+	for _, p := range theme.Presets() {
+		check(t, fmt.Sprintf("mood=%q", p.Name))
+		if c := resolve(t, dir, makePlan(t, fmt.Sprintf("mood=%q", p.Name))); !c.Theme.Applied {
+			t.Errorf("preset %s validates but does not apply: %s", p.Name, c.Theme.Error)
+		}
+	}
+	for _, m := range theme.Moods() {
+		check(t, fmt.Sprintf("seed={90} pattern=\"triadic\" mood=%q", m.Name))
+	}
+	for _, p := range theme.Patterns() {
+		check(t, fmt.Sprintf("seed={90} pattern=%q", p.Name))
+	}
+	for _, f := range theme.CuratedFonts() {
+		props := fmt.Sprintf("seed={90} pattern=\"triadic\" font=%q monoFont=%q", f.Name, f.Name)
+		check(t, props)
+		if c := resolve(t, dir, makePlan(t, props)); !c.Theme.Applied {
+			t.Errorf("font %s validates but does not apply: %s", f.Name, c.Theme.Error)
+		}
+	}
+	for _, s := range theme.ShadowProfiles() {
+		check(t, fmt.Sprintf("seed={90} pattern=\"triadic\" shadowProfile=%q", s.Name))
+	}
+	for _, r := range theme.RadiusStops() {
+		check(t, fmt.Sprintf("seed={90} pattern=\"triadic\" radius=%q", r.Name))
+	}
+	// Every recipe id, three to a plan (low-diversity is only a warning).
+	ids := lib.IDs()
+	for i := 0; i < len(ids); i += 3 {
+		var secs []string
+		for _, id := range ids[i:min(i+3, len(ids))] {
+			secs = append(secs, fmt.Sprintf("gumdrop=%q", id))
+			if plan.DefaultSectionFile(id) != recipe.SuggestedFile(id) {
+				t.Errorf("%s: plan suggests %s, recipe %s", id, plan.DefaultSectionFile(id), recipe.SuggestedFile(id))
+			}
+		}
+		check(t, `mood="mono"`, secs...)
+	}
+	// And it rejects what the engine would reject.
+	root := makePlan(t, `mood="sunset" font="Comic Sans"`, `gumdrop="heroic"`)
+	res := plan.Validate(root, reg)
+	for _, id := range []string{plan.RuleValidMood, plan.RuleValidFont, plan.RuleValidGumdrops} {
+		if !hasFinding(res.Failures, id) {
+			t.Errorf("no %s failure: %+v", id, res.Failures)
+		}
+	}
+}
+
+func TestRegistriesWithProjectRecipes(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, recipe.ProjectDir), 0o755)
+	os.WriteFile(filepath.Join(dir, recipe.ProjectDir, "our-banner.md"), []byte("---\nname: Banner\n---\nBody\n"), 0o644)
+	lib, err := recipe.Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := makePlan(t, `mood="mono"`, `gumdrop="our-banner"`, `gumdrop="hero"`, `gumdrop="faq"`)
+	if res := plan.Validate(root, Registries(lib)); !res.OK() {
+		t.Errorf("project recipe rejected: %+v", res.Failures)
+	}
+	if res := plan.Validate(root, Registries(nil)); res.OK() {
+		t.Error("nil library accepted a project-only recipe")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
