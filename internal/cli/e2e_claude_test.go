@@ -2,8 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,5 +118,114 @@ func TestE2EClaudeRun(t *testing.T) {
 	// Every iteration was a fresh invocation: two model requests each.
 	if n := len(srv.Scripted()); n != 4 || srv.Remaining() != 0 {
 		t.Errorf("scripted requests = %d, turns left = %d; want 4, 0", n, srv.Remaining())
+	}
+}
+
+// The provider answers 429 and Claude Code (told not to retry) gives up:
+// ralph waits the limit out and retries the same iteration, which then
+// completes. The limit is neither a failure nor a stall.
+func TestE2EClaudeRateLimitRecovers(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	dir := testutil.GitRepo(t)
+	srv := testutil.NewAnthropic(t,
+		testutil.Turn{Status: 429, RetryAfter: "1", Message: "Number of request tokens has exceeded your per-minute rate limit"},
+		testutil.Calls("Finishing.", testutil.Shell("sh", "-c", "printf 'Wrote the summary.\\n' > .ralph/summary.md && printf complete > .ralph/status.txt")),
+		testutil.Text("Done."),
+	)
+	// max_wait caps the wait so the test does not sit out the default backoff.
+	writeConfig(t, dir, claudeConfig(t, srv, `max_wait = "1s"`, "CLAUDE_CODE_MAX_RETRIES=0"))
+	bin := buildRalph(t)
+
+	res := runRalph(t, bin, dir, 4*time.Minute, "run", "write a summary")
+	rec := readRun(t, dir)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\nevents:\n%s", res.code, res.out, rec.dump())
+	}
+	if !strings.Contains(res.out, "rate limited") {
+		t.Errorf("output does not show the wait:\n%s", res.out)
+	}
+	if got := rec.outcomes(); got != "1:completed" {
+		t.Errorf("iteration outcomes = %s, want 1:completed (the limited iteration retried)\nevents:\n%s", got, rec.dump())
+	}
+	var waited bool
+	for _, e := range rec.of("rate-limit") {
+		waited = waited || e.Source == "harness" && e.Iteration == 1 && strings.Contains(e.Text, "retrying iteration 1")
+	}
+	if !waited || len(rec.of("rate_limit")) != 1 {
+		t.Errorf("want one rate_limit agent event and a harness rate-limit wait in iteration 1\nevents:\n%s", rec.dump())
+	}
+	if n := len(rec.of("agent-error")) + len(rec.of("stall")); n != 0 {
+		t.Errorf("the rate limit counted as %d failures or stalls\nevents:\n%s", n, rec.dump())
+	}
+	if rec.task.Reason != "completed" {
+		t.Errorf("task reason = %q, want completed", rec.task.Reason)
+	}
+	if n := len(srv.Scripted()); n != 3 {
+		t.Errorf("scripted requests = %d, want 3 (one limited, two working)", n)
+	}
+}
+
+// An agent binary that starts a child and hangs, printing nothing, and
+// ignores SIGTERM: the idle timeout kills its whole process group (the
+// child too) and the run ends with a clear reason.
+func TestE2EHangingAgentKilled(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	dir := testutil.GitRepo(t)
+	pids := filepath.Join(t.TempDir(), "pids")
+	fake := testutil.FakeBin(t, "claude", `trap '' TERM
+sleep 300 &
+echo "$$ $!" > "`+pids+`"
+wait
+`)
+	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n", fake))
+	bin := buildRalph(t)
+
+	res := runRalph(t, bin, dir, time.Minute, "run", "--agent", "claude", "--idle-timeout", "1s", "--max-iterations", "1", "do something")
+	t.Logf("output:\n%s", res.out)
+	if res.code != 3 {
+		t.Errorf("exit %d, want 3 (max-iterations)\n%s", res.code, res.out)
+	}
+	for _, want := range []string{"the agent printed nothing for 1s and was stopped", "max-iterations"} {
+		if !strings.Contains(res.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.out)
+		}
+	}
+	rec := readRun(t, dir)
+	if got := rec.outcomes(); got != "1:idle" {
+		t.Errorf("iteration outcomes = %s, want 1:idle", got)
+	}
+	if rec.task.Reason != "max-iterations" || rec.task.Detail == "" {
+		t.Errorf("task ended %q: %q", rec.task.Reason, rec.task.Detail)
+	}
+	var shell, child int
+	if _, err := fmt.Sscan(mustRead(t, pids, ""), &shell, &child); err != nil {
+		t.Fatalf("pids the fake recorded: %v", err)
+	}
+	for _, pid := range []int{shell, child} {
+		if alive(pid) {
+			t.Errorf("process %d of the agent's group is still running", pid)
+		}
+	}
+}
+
+// alive reports whether the process pid runs (a zombie waiting to be
+// reaped has ended and does not count), waiting a moment for it to go.
+func alive(pid int) bool {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			if syscall.Kill(pid, 0) == syscall.ESRCH {
+				return false
+			}
+		} else if _, rest, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(rest, "Z") {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
