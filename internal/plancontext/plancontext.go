@@ -205,6 +205,15 @@ func themeRequest(n *plan.Node, warnings *[]string) (theme.Request, ThemeMode, e
 	}
 	if mood != "" {
 		if p, ok := lookupPreset(mood); ok {
+			var ignored []string
+			for _, prop := range []string{"chroma", "font", "shadowProfile", "radius"} {
+				if _, set := n.Prop(prop); set {
+					ignored = append(ignored, prop)
+				}
+			}
+			if len(ignored) > 0 {
+				*warnings = append(*warnings, fmt.Sprintf("Theme %s %s ignored: preset %q sets its own. To choose them, give <Theme> a seed and a pattern instead.", strings.Join(ignored, ", "), isAre(len(ignored)), p.Name))
+			}
 			return theme.Request{Preset: p.Name}, ModePreset, nil
 		}
 	}
@@ -281,6 +290,13 @@ func lookupPreset(name string) (theme.PresetInfo, bool) {
 		}
 	}
 	return theme.PresetInfo{}, false
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 func fold(s string) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/recipe"
 	"github.com/ralph-harness/ralph/internal/theme"
@@ -80,6 +81,38 @@ func TestResolvePresetThemeFromMood(t *testing.T) {
 	rec, err := theme.LoadRecord(filepath.Join(dir, theme.RecordFile))
 	if err != nil || rec.Request.Preset != "cyberpunk" {
 		t.Errorf("record = %+v, %v", rec, err)
+	}
+}
+
+func TestResolvePresetIgnoresGenerateProps(t *testing.T) {
+	c := resolve(t, t.TempDir(), makePlan(t, `mood="tangerine" font="Inter" radius="pill"`))
+	if !c.Theme.Applied || c.Theme.Command != "ralph theme preset tangerine --apply" {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "font, radius are ignored") {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestResolveChromaWord(t *testing.T) {
+	c := resolve(t, t.TempDir(), makePlan(t, `seed={20} pattern="analogous" chroma="vivid"`))
+	if !c.Theme.Applied || strings.Contains(c.Theme.Command, "--chroma") {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `chroma "vivid" is not a number`) {
+		t.Errorf("warnings = %q", c.Warnings)
+	}
+}
+
+func TestResolvedThemePassesTheGate(t *testing.T) {
+	dir := t.TempDir()
+	g := &gate.CSSThemeComplete{}
+	c := resolve(t, dir, makePlan(t, `seed={75} pattern="seedOfLife" mood="zen"`, `gumdrop="hero"`))
+	if !c.Theme.Applied {
+		t.Fatalf("theme = %+v", c.Theme)
+	}
+	if r := g.Check(context.Background(), gate.Env{Root: dir}); r.Status != gate.Pass {
+		t.Errorf("css-theme-complete after Resolve: %s %q", r.Status, r.Message)
 	}
 }
 
