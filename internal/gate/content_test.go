@@ -177,3 +177,13 @@ export default function App(_: Props) {
 		})
 	}
 }
+
+func FuzzRendersSomething(f *testing.F) {
+	for _, s := range []string{viteScaffold, halfCleaned, craScaffold, nextScaffold, realApp, "<", "<a", "<>", "<a/", "a<b>", "<a {'>'}>x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		rendersSomething(src)
+		scaffoldMarkers(src)
+	})
+}

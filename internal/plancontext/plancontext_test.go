@@ -400,6 +400,16 @@ More.</Step>
 	}
 }
 
+func TestResolveWithoutDirAppliesNothing(t *testing.T) {
+	c := Resolve(context.Background(), makePlan(t, `mood="mono"`, `gumdrop="hero"`), Options{Recipes: embedded(t)})
+	if c.Theme.Applied || c.Theme.Error != "no workspace directory to apply the theme in" || c.Theme.Command == "" {
+		t.Errorf("theme = %+v", c.Theme)
+	}
+	if len(c.Sections) != 1 || !c.Sections[0].Found {
+		t.Errorf("sections = %+v", c.Sections)
+	}
+}
+
 func TestResolveNilPlan(t *testing.T) {
 	c := Resolve(context.Background(), nil, Options{Dir: t.TempDir()})
 	if c.Theme.Mode != ModeNone || len(c.Sections) != 0 {
