@@ -143,7 +143,9 @@ func (r *retrier) send(ctx context.Context, p provider, tr *turnRequest, idle ti
 			wait = r.backoff(attempt)
 		}
 		limited := ae.Kind == errRateLimit || ae.Kind == errOverloaded
-		if attempt >= r.max || wait > r.maxInline {
+		deadline, ok := ctx.Deadline()
+		pastDeadline := ok && r.now().Add(wait).After(deadline)
+		if attempt >= r.max || wait > r.maxInline || pastDeadline {
 			if limited {
 				return reply{}, &agent.RateLimitError{ResetAt: r.now().Add(wait), Message: limitMessage(ae, attempt)}
 			}

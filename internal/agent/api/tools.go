@@ -572,6 +572,15 @@ func (c *capped) line(l string) {
 		return
 	}
 	c.tail = append(c.tail, b...)
+	// Let the tail grow to twice its size before cutting, so that a long
+	// output is copied a few times, not once a line.
+	if len(c.tail) > maxRunOutput*3/2 {
+		c.cut()
+	}
+}
+
+// cut drops the start of the tail beyond its share of maxRunOutput.
+func (c *capped) cut() {
 	if over := len(c.tail) - maxRunOutput*3/4; over > 0 {
 		c.dropped += over
 		c.tail = append([]byte(nil), c.tail[over:]...)
@@ -581,6 +590,7 @@ func (c *capped) line(l string) {
 func (c *capped) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.cut()
 	if c.dropped == 0 {
 		return string(c.head) + string(c.tail)
 	}
