@@ -101,9 +101,11 @@ type Config struct {
 	// RunTimeout is the run tool's timeout when a call does not set one
 	// (DefaultRunTimeout); no call runs longer than MaxRunTimeout.
 	RunTimeout time.Duration
-	// MaxRetries is how often one request is retried after a rate limit,
-	// an overload or a server error (DefaultMaxRetries); negative means
-	// never.
+	// MaxRetries is how many retries after a rate limit, an overload or
+	// a server error one iteration (or one Complete call) may spend
+	// (DefaultMaxRetries); negative means none. When they run out, Run
+	// returns a *agent.RateLimitError for limits and overloads, an error
+	// otherwise.
 	MaxRetries int
 	// HTTPClient makes the requests; nil means the SDK's default.
 	HTTPClient *http.Client
@@ -196,7 +198,7 @@ func newClient(cfg Config, logger *slog.Logger, component string) (*client, erro
 	}
 	c := &client{
 		cfg:   cfg,
-		retry: retrier{max: cfg.MaxRetries, base: 2 * time.Second, maxInline: 90 * time.Second, now: time.Now},
+		retry: retrier{max: cfg.MaxRetries, base: 2 * time.Second, maxInline: MaxInlineWait, now: time.Now},
 		log:   logger.With("component", component, "provider", cfg.Provider, "model", cfg.Model),
 	}
 	if cfg.Provider == Anthropic {
@@ -249,13 +251,14 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		MaxTokens: int64(cfg.MaxTokens),
 	}
 	emit(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("api agent: %s %s", cfg.Provider, cfg.Model)})
+	retries := 0 // shared by the iteration's requests
 
 	for turn := 1; ; turn++ {
 		if turn > cfg.MaxTurns {
 			emit(agent.Event{Kind: agent.KindError, Text: fmt.Sprintf("stopped after %d model turns, the per-iteration limit; the next iteration continues", cfg.MaxTurns)})
 			return res, nil
 		}
-		rep, err := a.c.retry.send(ctx, a.c.prov, &tr, req.IdleTimeout, emit)
+		rep, err := a.c.retry.send(ctx, a.c.prov, &tr, req.IdleTimeout, &retries, emit)
 		if err != nil {
 			return res, wrapErr(err)
 		}

@@ -301,6 +301,25 @@ func TestRetriesExhausted(t *testing.T) {
 	}
 }
 
+// The retry budget is the iteration's, not each request's.
+func TestRetryBudgetPerIteration(t *testing.T) {
+	for _, fc := range fakes {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			busy := testutil.Turn{Status: 529}
+			s, cfg := fc.new(t, busy, testutil.Calls("", testutil.RawCall("list_files", map[string]any{})), busy, busy, busy, testutil.Text("never"))
+			res, rec, err := run(t, newTestAgent(t, cfg), t.TempDir())
+			var rl *agent.RateLimitError
+			if !errors.As(err, &rl) {
+				t.Fatalf("err = %v", err)
+			}
+			if res.ToolCalls != 1 || len(s.Scripted()) != 5 || len(rec.of(agent.KindRateLimit)) != 3 {
+				t.Errorf("res %+v, %d requests, events %+v", res, len(s.Scripted()), rec.of(agent.KindRateLimit))
+			}
+		})
+	}
+}
+
 // A retry-after longer than an iteration should wait goes to the engine
 // at once, with its reset time.
 func TestLongRetryAfterGoesToEngine(t *testing.T) {

@@ -90,7 +90,11 @@ func (p *anthropicProvider) messages(msgs []message) []anthropic.MessageParam {
 	for _, m := range msgs {
 		var blocks []anthropic.ContentBlockParamUnion
 		for _, r := range m.Results {
-			blocks = append(blocks, anthropic.NewToolResultBlock(r.ID, r.Content, r.IsError))
+			content := r.Content
+			if content == "" {
+				content = "(no output)" // the API refuses empty text
+			}
+			blocks = append(blocks, anthropic.NewToolResultBlock(r.ID, content, r.IsError))
 		}
 		if m.Text != "" {
 			blocks = append(blocks, anthropic.NewTextBlock(m.Text))

@@ -38,7 +38,8 @@ func (m *Model) Complete(ctx context.Context, system, user string) (string, erro
 		Messages:  []message{{Role: roleUser, Text: user}},
 		MaxTokens: int64(m.c.cfg.MaxTokens),
 	}
-	rep, err := m.c.retry.send(ctx, m.c.prov, &tr, 0, func(ev agent.Event) {
+	retries := 0
+	rep, err := m.c.retry.send(ctx, m.c.prov, &tr, 0, &retries, func(ev agent.Event) {
 		m.c.log.Info(ev.Text)
 	})
 	if err != nil {

@@ -95,14 +95,20 @@ func retryAfterFrom(h http.Header, now time.Time) time.Duration {
 // errIdle ends a model stream that sent nothing for Request.IdleTimeout.
 var errIdle = fmt.Errorf("model stream: %w (%w)", agent.ErrIdle, proc.ErrIdle)
 
+// MaxInlineWait is the longest the agent waits out a rate limit inside an
+// iteration. A longer retry-after, or one past the iteration's deadline, is
+// returned at once as a *agent.RateLimitError for the engine to wait out
+// with its countdown.
+const MaxInlineWait = 90 * time.Second
+
 // retrier sends requests with ralph's visible retries.
 type retrier struct {
 	// max is how many times a request is retried before giving up.
 	max int
 	// base is the first backoff; each retry doubles it.
 	base time.Duration
-	// maxInline is the longest ralph waits inside an iteration; a longer
-	// retry-after goes to the engine at once, which shows a countdown.
+	// maxInline is the longest ralph waits inside an iteration
+	// (MaxInlineWait); a longer wait goes to the engine at once.
 	maxInline time.Duration
 	now       func() time.Time
 }
@@ -112,9 +118,12 @@ func (r *retrier) backoff(n int) time.Duration { return r.base << min(n, 16) }
 
 // send sends tr through p until it succeeds, retrying rate limits,
 // overloads and server errors, and trimming old tool results when the
-// prompt does not fit. Trimming changes tr.Messages for good.
-func (r *retrier) send(ctx context.Context, p provider, tr *turnRequest, idle time.Duration, emit func(agent.Event)) (reply, error) {
-	for attempt := 0; ; {
+// prompt does not fit. Trimming changes tr.Messages for good. used counts
+// the retries spent so far; its budget of r.max is shared by all the
+// requests of one iteration.
+func (r *retrier) send(ctx context.Context, p provider, tr *turnRequest, idle time.Duration, used *int, emit func(agent.Event)) (reply, error) {
+	for {
+		attempt := *used
 		rep, err := sendOnce(ctx, p, *tr, idle)
 		if err == nil {
 			return rep, nil
@@ -146,13 +155,15 @@ func (r *retrier) send(ctx context.Context, p provider, tr *turnRequest, idle ti
 		deadline, ok := ctx.Deadline()
 		pastDeadline := ok && r.now().Add(wait).After(deadline)
 		if attempt >= r.max || wait > r.maxInline || pastDeadline {
+			// Left to the engine, which waits with a countdown and runs the
+			// iteration again.
 			if limited {
 				return reply{}, &agent.RateLimitError{ResetAt: r.now().Add(wait), Message: limitMessage(ae, attempt)}
 			}
 			return reply{}, fmt.Errorf("model request failed after %d retries: %w", attempt, err)
 		}
-		attempt++
-		ev := agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("%s; retrying in %s (retry %d of %d)", describe(ae), roundWait(wait), attempt, r.max)}
+		*used++
+		ev := agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("%s; retrying in %s (retry %d of %d)", describe(ae), roundWait(wait), *used, r.max)}
 		if limited {
 			ev.Kind, ev.ResetAt = agent.KindRateLimit, r.now().Add(wait)
 		}
