@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sort"
 	"strings"
 	"time"
 
@@ -66,7 +65,8 @@ func (p *openaiProvider) send(ctx context.Context, tr turnRequest, touch func())
 	defer stream.Close()
 	var (
 		text   strings.Builder
-		calls  = map[int64]*toolCall{}
+		calls  []*toolCall
+		byIdx  = map[int64]*toolCall{}
 		finish string
 		usage  openai.CompletionUsage
 	)
@@ -82,10 +82,13 @@ func (p *openaiProvider) send(ctx context.Context, tr turnRequest, touch func())
 			}
 			text.WriteString(c.Delta.Content)
 			for _, d := range c.Delta.ToolCalls {
-				tc := calls[d.Index]
-				if tc == nil {
+				tc := byIdx[d.Index]
+				// A new id at a used index is a new call: some compatible
+				// servers send every call at index 0.
+				if tc == nil || d.ID != "" && tc.ID != "" && d.ID != tc.ID {
 					tc = &toolCall{}
-					calls[d.Index] = tc
+					byIdx[d.Index] = tc
+					calls = append(calls, tc)
 				}
 				if d.ID != "" {
 					tc.ID = d.ID
@@ -103,13 +106,8 @@ func (p *openaiProvider) send(ctx context.Context, tr turnRequest, touch func())
 	}
 
 	r := reply{Text: text.String(), Stop: finish}
-	idx := make([]int64, 0, len(calls))
-	for i := range calls {
-		idx = append(idx, i)
-	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	for _, i := range idx {
-		r.Calls = append(r.Calls, *calls[i])
+	for _, c := range calls {
+		r.Calls = append(r.Calls, *c)
 	}
 	cached := usage.PromptTokensDetails.CachedTokens
 	r.Usage = agent.Usage{
