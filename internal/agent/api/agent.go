@@ -25,7 +25,10 @@
 // run out, or the provider asks for a longer wait than an iteration should
 // sit through, Run returns a *agent.RateLimitError and the engine waits
 // with its countdown. A prompt over the context window has its oldest tool
-// results trimmed and is sent again.
+// results trimmed and is sent again. Request.IdleTimeout bounds the silence
+// of a model stream (not of a tool run, which has its own timeout); a stream
+// that goes quiet for longer ends the iteration with an error matching both
+// agent.ErrIdle and proc.ErrIdle.
 package api
 
 import (

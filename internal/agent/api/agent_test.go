@@ -359,6 +359,12 @@ func TestServerErrorsAndFatal(t *testing.T) {
 				t.Errorf("%d requests", n)
 			}
 
+			s3, cfg3 := fc.new(t, testutil.Turn{Status: 429, Message: "You exceeded your current quota", Code: "insufficient_quota"})
+			_, _, err = run(t, newTestAgent(t, cfg3), t.TempDir())
+			if fc.name == OpenAI && (errors.As(err, &rl) || len(s3.Scripted()) != 1) {
+				t.Errorf("insufficient_quota retried: %v after %d requests", err, len(s3.Scripted()))
+			}
+
 			s2, cfg2 := fc.new(t, testutil.Turn{Status: 401, Message: "invalid x-api-key"})
 			_, _, err = run(t, newTestAgent(t, cfg2), t.TempDir())
 			if err == nil || errors.As(err, &rl) || !strings.Contains(err.Error(), "401") {

@@ -89,3 +89,11 @@ func validInput(in json.RawMessage) json.RawMessage {
 	}
 	return in
 }
+
+// toolArgs is a call's input as a JSON object for events and tools.
+func toolArgs(in json.RawMessage) json.RawMessage {
+	if len(in) == 0 {
+		return json.RawMessage("{}")
+	}
+	return in
+}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -165,12 +164,4 @@ func (p *openaiProvider) classify(err error) error {
 		ae.RetryAfter = retryAfterFrom(e.Response.Header, p.now())
 	}
 	return ae
-}
-
-// toolArgs is a call's input as a JSON object for events and tools.
-func toolArgs(in json.RawMessage) json.RawMessage {
-	if len(in) == 0 {
-		return json.RawMessage("{}")
-	}
-	return in
 }

@@ -52,6 +52,9 @@ func kindOf(status int, text string) errKind {
 	case strings.Contains(low, "prompt is too long") || strings.Contains(low, "context_length_exceeded") ||
 		strings.Contains(low, "maximum context length") || strings.Contains(low, "context window"):
 		return errContext
+	case strings.Contains(low, "insufficient_quota"):
+		// OpenAI's 429 for an exhausted balance: waiting does not help.
+		return errFatal
 	case status == http.StatusTooManyRequests || strings.Contains(low, "rate_limit"):
 		return errRateLimit
 	case status == 529 || status == http.StatusServiceUnavailable || strings.Contains(low, "overloaded"):
