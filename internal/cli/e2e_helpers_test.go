@@ -19,9 +19,10 @@ import (
 // real agent CLI (Claude Code, Codex) against the fake model servers of
 // internal/testutil: everything but the model is the real thing.
 
-// appPlan is a valid app plan (the one of run_plan_phase.txtar).
+// appPlan is a valid app plan (the one of run_plan_phase.txtar, with a
+// preset the harness applies at PLAN → BUILD).
 const appPlan = `<App name="Tideline">
-  <Theme mood="minimal" />
+  <Theme mood="tangerine" />
   <Screen name="home">
     <Section gumdrop="hero" />
     <Section gumdrop="features" />
@@ -30,8 +31,12 @@ const appPlan = `<App name="Tideline">
 </App>
 `
 
-// heroSection is what the build iteration writes.
-const heroSection = "export const Hero = () => <h1>Tideline</h1>\n"
+// heroSection and appEntry are what the build iteration writes: a section
+// and the entry component that renders it (the app-has-content gate).
+const (
+	heroSection = "export const Hero = () => <h1>Tideline</h1>\n"
+	appEntry    = "import './index.css'\nimport { Hero } from './sections/HeroSection'\n\nexport default function App() {\n  return <main><Hero /></main>\n}\n"
+)
 
 // writeConfig writes ralph.toml into dir.
 func writeConfig(t *testing.T, dir, toml string) {
