@@ -144,13 +144,14 @@ func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir str
 	return l, nil
 }
 
-// specGates are the command gates of ralph.toml. has-summary belongs to
-// ralph run's .ralph/ protocol, which the spec pipeline does not use.
+// specGates are the configured gates: the command gates of ralph.toml.
+// The built-in gates of ralph run (has-summary, the plan and theme gates)
+// check its .ralph/ protocol, which the spec pipeline does not use.
 func specGates(cfg config.Config) []gate.Gate {
 	var out []gate.Gate
 	for _, g := range buildGates(cfg) {
-		if _, ok := g.(gate.HasSummary); !ok {
-			out = append(out, g)
+		if c, ok := g.(*gate.Command); ok {
+			out = append(out, c)
 		}
 	}
 	return out
