@@ -28,6 +28,15 @@
 // the implementer must move HEAD, end with its phrase and pass the
 // configured gates before a candidate is recorded; the verifier's final
 // message must end with the pass or fail phrase.
+//
+// Every agent call is a fresh agent.Run whose Iteration is the role's
+// attempt number for the spec (planner runs, implementer runs and verifier
+// runs are counted apart, across runs, in the store), so a scripted agent
+// plays entry k for a role's k-th attempt. Each call's full output goes to
+// <LogDir>/runs/<spec_id>/<timestamp>/plan-attempt-N.log, impl-attempt-N.log
+// and verify.log (every verification appended); ralph puts LogDir at
+// .ralph/logs/specs, which git ignores and snapshots leave out, so neither
+// the planner check nor an implementer's commit ever sees the logs.
 package spec
 
 import (
