@@ -23,7 +23,9 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/recipe"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -172,7 +174,12 @@ func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Conf
 // buildGates returns the gates of a run: has-summary, then the command
 // gates of ralph.toml.
 func buildGates(cfg config.Config) []gate.Gate {
-	gates := []gate.Gate{gate.HasSummary{}}
+	gates := []gate.Gate{
+		gate.HasSummary{},
+		&gate.PlanDiff{},
+		&gate.AppHasContent{},
+		&gate.CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
+	}
 	for _, g := range cfg.Gates {
 		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
 	}
@@ -184,6 +191,13 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return engine.Options{}, fmt.Errorf("open snapshots: %w", err)
+	}
+	lib, err := recipe.Load(ctx, ws.Root)
+	if err != nil {
+		// A malformed recipe in .ralph/recipes: say so, and run with the
+		// embedded library rather than refuse to run.
+		fmt.Fprintf(g.Stderr, "ralph: warning: %v (using the embedded recipes)\n", err)
+		lib, _ = recipe.Embedded()
 	}
 	opt := engine.Options{
 		Agent:   ag,
@@ -203,9 +217,13 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg
 			NoProgressThreshold:    cfg.Stall.NoProgress,
 			RepeatedErrorThreshold: cfg.Stall.RepeatedErrors,
 		},
-		Registries: plan.DefaultRegistries(),
-		Snapshots:  snaps,
-		Logger:     g.Logger,
+		Registries: plancontext.Registries(lib),
+		PlanContext: func(ctx context.Context, root *plan.Node) string {
+			return plancontext.Format(plancontext.Resolve(ctx, root, plancontext.Options{
+				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger}))
+		},
+		Snapshots: snaps,
+		Logger:    g.Logger,
 	}
 	if len(cfg.Notify) > 0 {
 		argv := cfg.Notify

@@ -87,7 +87,11 @@ func Warnings(results []Result) []Result {
 func Feedback(results []Result) string {
 	var b strings.Builder
 	failed, warned := Failed(results), Warnings(results)
-	b.WriteString("# Quality Gates Failed\n\nYou asked to finish, but the harness's quality gates did not pass. Fix each failure below, then mark the task complete again.\n")
+	if len(failed) == 0 {
+		b.WriteString("# Quality Gates Passed\n\nEvery gate passed. The warnings below did not block completion.\n")
+	} else {
+		b.WriteString("# Quality Gates Failed\n\nYou asked to finish, but the harness's quality gates did not pass. Fix each failure below, then mark the task complete again.\n")
+	}
 	for _, r := range failed {
 		fmt.Fprintf(&b, "\n## FAIL [%s]\n\n%s\n", r.Gate, strings.TrimSpace(r.Message))
 		if r.Fix != "" {

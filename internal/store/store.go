@@ -68,30 +68,40 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
-	var version int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if version > len(names) {
-		return fmt.Errorf("database schema version %d is newer than this ralph (%d); upgrade ralph", version, len(names))
-	}
-	for i := version; i < len(names); i++ {
-		body, err := migrations.ReadFile(names[i])
-		if err != nil {
-			return err
-		}
-		err = s.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-				return fmt.Errorf("migration %s: %w", names[i], err)
+	// Each step reads the version inside its immediate transaction, so
+	// two processes opening a new database at once apply each migration
+	// exactly once: the second waits for the first and then skips.
+	for {
+		done := false
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var version int
+			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+				return fmt.Errorf("read schema version: %w", err)
 			}
-			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1))
+			if version > len(names) {
+				return fmt.Errorf("database schema version %d is newer than this ralph (%d); upgrade ralph", version, len(names))
+			}
+			if version == len(names) {
+				done = true
+				return nil
+			}
+			body, err := migrations.ReadFile(names[version])
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", names[version], err)
+			}
+			_, err = tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version+1))
 			return err
 		})
 		if err != nil {
 			return err
 		}
+		if done {
+			return nil
+		}
 	}
-	return nil
 }
 
 // tx runs fn in an immediate transaction.

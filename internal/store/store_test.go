@@ -76,3 +76,24 @@ func TestStateAndEvents(t *testing.T) {
 		t.Fatalf("EventsAfter = %d events, %v; want 2", len(evs), err)
 	}
 }
+
+// Many processes opening a new database at once apply each migration once.
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			s, err := Open(ctx, path)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
