@@ -23,7 +23,7 @@ var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/log
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says.
-var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false"}
+var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
 // the process; git's lock files serialise them across processes.
@@ -243,26 +243,55 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent, name, msg string, n
 	return strings.TrimSpace(string(out)), nil
 }
 
-// stage brings the private index up to date with the working tree. The
-// first time, the index is seeded from HEAD (when there is one) so that
-// tracked files a .gitignore pattern matches are kept, as git keeps them.
+// stage brings the private index up to date with the working tree, leaving
+// out ralph's private files. The first time, the index is seeded from HEAD
+// (when there is one) so that tracked files a .gitignore pattern matches are
+// kept, as git keeps them.
 func (r *Repo) stage(ctx context.Context) error {
 	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
 		if err := r.seed(ctx); err != nil {
 			return fmt.Errorf("seed private index: %w", err)
 		}
 	}
-	// Exclude pathspecs cannot be used here: git add refuses them when
-	// .ralph/.gitignore already ignores the files they name. Add
-	// everything, then drop the private files from the private index.
-	if _, err := r.git(ctx, nil, nil, "add", "-A", "--", "."); err != nil {
-		return err
-	}
-	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)
-	if _, err := r.git(ctx, nil, nil, args...); err != nil {
+	args := append([]string{"add", "-A", "--", "."}, excludes...)
+	if _, err := r.git(ctx, nil, nil, args...); err != nil && !onlyPrivateIgnored(err) {
 		return err
 	}
 	return nil
+}
+
+// excludes are privatePaths as exclude pathspecs: git add never reads,
+// hashes or stores ralph's private files, whether or not a .gitignore
+// lists them.
+var excludes = func() []string {
+	var ex []string
+	for _, p := range privatePaths {
+		ex = append(ex, ":(exclude)"+p)
+	}
+	return ex
+}()
+
+// onlyPrivateIgnored reports whether a failed git add failed only because
+// an exclude pathspec named files a .gitignore also ignores (git lists them
+// and exits 1, after writing the index). Any other complaint is an error.
+func onlyPrivateIgnored(err error) bool {
+	var ge *gitError
+	var ee *exec.ExitError
+	if !errors.As(err, &ge) || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		return false
+	}
+	listed := false
+	for line := range strings.SplitSeq(ge.stderr, "\n") {
+		switch {
+		case line == "" || strings.HasPrefix(line, "hint:") || strings.HasPrefix(line, "warning:"):
+		case strings.HasPrefix(line, "The following paths are ignored"):
+			listed = true
+		case listed && (isPrivate(line) || line == ".ralph"):
+		default:
+			return false
+		}
+	}
+	return listed
 }
 
 func (r *Repo) seed(ctx context.Context) error {

@@ -805,3 +805,65 @@ func TestStaleLockOnPrivateIndex(t *testing.T) {
 		t.Fatalf("Save with a stale private index lock: %v", err)
 	}
 }
+
+// TestPrivateFilesNeverHashed covers the layouts ralph meets: the engine's
+// .ralph/.gitignore listing the private files, no .gitignore at all, and a
+// project that ignores .ralph/ altogether. In none of them does a save fail,
+// hold a private file, or write one into the object store.
+func TestPrivateFilesNeverHashed(t *testing.T) {
+	for _, tc := range []struct {
+		name, gitignore, ralphGitignore string
+		wantCounter                     bool
+	}{
+		{"ralph gitignore", "", "ralph.db*\nralph.lock\nlogs/\n", true},
+		{"no gitignore", "", "", true},
+		{"project ignores .ralph", ".ralph/\n", "", false},
+		{"project ignores the db", "*.db\n", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := newRepo(t)
+			write(t, dir, "a.txt", "a\n")
+			if tc.gitignore != "" {
+				write(t, dir, ".gitignore", tc.gitignore)
+			}
+			if tc.ralphGitignore != "" {
+				write(t, dir, ".ralph/.gitignore", tc.ralphGitignore)
+			}
+			write(t, dir, ".ralph/task-counter.txt", "1\n")
+			write(t, dir, ".ralph/ralph.db", "a unique database "+tc.name)
+			write(t, dir, ".ralph/ralph.db-wal", "a unique wal "+tc.name)
+			write(t, dir, ".ralph/ralph.lock", "a unique lock "+tc.name)
+			write(t, dir, ".ralph/logs/run.log", "a unique log "+tc.name)
+			r := open(t, dir)
+			s, err := r.Save(ctx, TaskPre(1), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := snapshotFiles(t, dir, s)
+			if got := slices.Contains(files, ".ralph/task-counter.txt"); got != tc.wantCounter {
+				t.Errorf("snapshot holds .ralph/task-counter.txt: %v, want %v (%v)", got, tc.wantCounter, files)
+			}
+			for _, p := range []string{".ralph/ralph.db", ".ralph/ralph.db-wal", ".ralph/ralph.lock", ".ralph/logs/run.log"} {
+				if slices.Contains(files, p) {
+					t.Errorf("snapshot holds %s", p)
+				}
+				oid := strings.TrimSpace(userGit(t, dir, "hash-object", p))
+				if err := exec.Command("git", "-C", dir, "cat-file", "-e", oid).Run(); err == nil {
+					t.Errorf("%s was written to the object store", p)
+				}
+			}
+			write(t, dir, ".ralph/ralph.db", "newer")
+			write(t, dir, "a.txt", "b\n")
+			if _, err := r.Rollback(ctx, s.Name); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, ".ralph/ralph.db")); string(b) != "newer" {
+				t.Errorf("rollback rewound the database to %q", b)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "a\n" {
+				t.Errorf("a.txt = %q after rollback", b)
+			}
+		})
+	}
+}
