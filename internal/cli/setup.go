@@ -225,6 +225,8 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg
 		Snapshots: snaps,
 		Logger:    g.Logger,
 	}
+	// The scope gate compares marked sections with their task-N-pre state.
+	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps})
 	if len(cfg.Notify) > 0 {
 		argv := cfg.Notify
 		opt.Notify = func(ctx context.Context, msg string) {

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -128,6 +130,9 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
+	if r.route == task.Mutation && data.Phase == workspace.PhasePlan {
+		data.PlanUpdate = mutation.PromptAddition(r.number)
+	}
 	e.applyStepPrompt(&data, r)
 	system, user, err := e.prompts(data)
 	if err != nil {

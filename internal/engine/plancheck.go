@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -27,6 +28,9 @@ func (e *Engine) planCheck(ctx context.Context, r *run) {
 		return
 	}
 	root, res := plan.Check(workspace.Plan, []byte(content), e.opt.Registries)
+	if root != nil && r.route == task.Mutation {
+		e.mutationCheck(ctx, r, root, &res)
+	}
 	if !res.OK() {
 		var b strings.Builder
 		b.WriteString("# Plan Validation\n\nThe harness checked .ralph/plan.tsx and it is not valid yet. You are still in the PLAN phase.\n\n")
@@ -139,4 +143,22 @@ func (e *Engine) applyPlanPrompt(d *PromptData) {
 	}
 	d.Persona = plan.Persona(root)
 	d.Constraints = plan.Constraints(root)
+}
+
+// mutationCheck adds the checks of a mutation plan: every requirement of
+// task.md has a marker, and no section of the plan at task start is gone
+// without a [REMOVE] marker.
+func (e *Engine) mutationCheck(ctx context.Context, r *run, root *plan.Node, res *plan.Result) {
+	src, _ := e.ws.Read(workspace.Task)
+	t, err := task.Parse([]byte(src))
+	if err != nil {
+		return
+	}
+	var prev *plan.Node
+	if e.opt.Snapshots != nil {
+		prev, _ = mutation.PreviousPlan(ctx, e.opt.Snapshots, r.number)
+	}
+	m := mutation.Validate(root, prev, t, r.number)
+	res.Failures = append(res.Failures, m.Failures...)
+	res.Warnings = append(res.Warnings, m.Warnings...)
 }

@@ -40,6 +40,9 @@ type PromptData struct {
 	// replaces the plan's, its Constraints are added).
 	Persona     string
 	Constraints []string
+	// PlanUpdate tells the agent of a mutation task how to update the
+	// existing plan with change markers (PLAN phase only).
+	PlanUpdate string
 }
 
 // YouAre renders Persona as a sentence for the system prompt: "Senior
