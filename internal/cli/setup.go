@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/amp"
+	"github.com/ralph-harness/ralph/internal/agent/api"
 	"github.com/ralph-harness/ralph/internal/agent/claude"
 	"github.com/ralph-harness/ralph/internal/agent/codex"
 	"github.com/ralph-harness/ralph/internal/agent/command"
@@ -29,6 +30,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -111,11 +113,20 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH", agent.ErrNotFound, argv[0])}
 		}
 		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
+	case "api":
+		a, err := api.New(apiConfig(cfg, backend, f), logger)
+		if err != nil {
+			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%v (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or [agents.api] in ralph.toml)", err)}
+		}
+		return a, nil
 	case "auto", "":
 		for _, b := range cliBackends {
 			if b.available(backendConfig(cfg, cfg.Agents[b.name], f)) {
 				return buildAgent(ws, cfg, agentFlags{Name: b.name, Model: f.Model}, logger)
 			}
+		}
+		if _, err := api.New(apiConfig(cfg, cfg.Agents["api"], f), logger); err == nil {
+			return buildAgent(ws, cfg, agentFlags{Name: "api", Model: f.Model}, logger)
 		}
 		return nil, &ExitError{Code: 10, Err: errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE")}
 	}
@@ -171,6 +182,41 @@ func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Conf
 	}
 }
 
+// apiConfig configures the built-in api agent from [agents.api] and flags.
+func apiConfig(cfg config.Config, b config.Backend, f agentFlags) api.Config {
+	model := f.Model
+	if model == "" {
+		model = b.Model
+	}
+	if model == "" {
+		model = cfg.Model
+	}
+	return api.Config{Provider: b.Provider, Model: model, BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns}
+}
+
+// taskParser returns the parser that writes task.md: Option A through the
+// api agent's model when [task] parser asks for it (or, on auto, when the
+// run uses the api agent or ralph.toml configures it), else the template.
+func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Parser {
+	p := &task.Parser{Logger: logger}
+	_, configured := cfg.Agents["api"]
+	switch cfg.Task.Parser {
+	case "template":
+		return p
+	case "", "auto":
+		if ag.Name() != "api" && !configured {
+			return p
+		}
+	}
+	m, err := api.NewModel(apiConfig(cfg, cfg.Agents["api"], agentFlags{}), logger)
+	if err != nil {
+		logger.Warn("task parser: no model, using the template", "err", err)
+		return p
+	}
+	p.Model = m
+	return p
+}
+
 // buildGates returns the gates of a run: has-summary, then the command
 // gates of ralph.toml.
 func buildGates(cfg config.Config) []gate.Gate {
@@ -222,8 +268,9 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg
 			return plancontext.Format(plancontext.Resolve(ctx, root, plancontext.Options{
 				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger}))
 		},
-		Snapshots: snaps,
-		Logger:    g.Logger,
+		Snapshots:  snaps,
+		TaskParser: taskParser(cfg, ag, g.Logger),
+		Logger:     g.Logger,
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
 	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps})

@@ -37,6 +37,8 @@ type Config struct {
 	RecipeDirs []string `toml:"recipe_dirs"`
 	// Agents configures each backend by name: [agents.claude] and so on.
 	Agents map[string]Backend `toml:"agents"`
+	// Task configures how a message becomes task.md: [task].
+	Task TaskParser `toml:"task"`
 	// Notify runs a command (argv, never a shell string) when a human
 	// is needed or a run stalls; the message is its last argument.
 	Notify []string `toml:"notify"`
@@ -98,6 +100,13 @@ type Backend struct {
 	BaseURL   string `toml:"base_url"`
 	APIKeyEnv string `toml:"api_key_env"`
 	Provider  string `toml:"provider"`
+}
+
+// TaskParser chooses how task.md is written: "auto" (the model when the
+// api agent is configured, else the template), "model" (Option A, always)
+// or "template" (Option B, never a model call).
+type TaskParser struct {
+	Parser string `toml:"parser"`
 }
 
 // Duration is a time.Duration written as "90s", "10m" or "1h30m".
@@ -169,6 +178,11 @@ func Load(root string) (Config, error) {
 }
 
 func (c Config) validate() error {
+	switch c.Task.Parser {
+	case "", "auto", "model", "template":
+	default:
+		return fmt.Errorf("%s: [task] parser = %q (want auto, model or template)", FileName, c.Task.Parser)
+	}
 	for i, g := range c.Gates {
 		if g.Name == "" {
 			return fmt.Errorf("%s: gate %d has no name", FileName, i+1)
@@ -222,6 +236,16 @@ stylesheet = "src/index.css"
 # binary = "claude"
 # args = []
 # permission_mode = "acceptEdits"
+
+# [agents.api]             # the built-in agent: Anthropic or any OpenAI-compatible API
+# provider = "anthropic"   # or "openai"; default: from which key is set
+# model = "claude-sonnet-4-6"
+# base_url = "http://localhost:11434/v1"   # Ollama, vLLM, llama.cpp…
+# api_key_env = "ANTHROPIC_API_KEY"
+
+# [task]
+# parser = "auto"          # auto: the model turns your message into task.md when the
+#                          # api agent is configured; "model" always; "template" never
 
 # [agents.command]
 # command = ["./my-agent", "--flag"]   # the prompt arrives on stdin
