@@ -49,11 +49,27 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	s := &Store{db: db, now: time.Now}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+	// Switching a new database to WAL, or recovering a WAL another
+	// process left, can report SQLITE_BUSY without waiting on the busy
+	// handler; such a moment passes, so retry it for a while.
+	for attempt := 0; ; attempt++ {
+		err = s.migrate(ctx)
+		if err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || attempt >= 100 || ctx.Err() != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return s, nil
+}
+
+// isBusy reports whether err is SQLite saying another connection holds
+// the lock it needs.
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 // Close closes the database.
@@ -68,6 +84,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
+	// Most opens find the schema current: check without taking the write
+	// lock, so read-only commands never contend with a running loop.
+	var current int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current == len(names) {
+		return nil
+	}
 	// Each step reads the version inside its immediate transaction, so
 	// two processes opening a new database at once apply each migration
 	// exactly once: the second waits for the first and then skips.

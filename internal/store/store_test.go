@@ -97,3 +97,46 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 	}
 }
+
+// Read-only opens while another connection writes steadily never fail:
+// this is ralph status and ralph pending against a running loop.
+func TestOpenWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	w, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	id, _ := w.CreateTask(ctx, 1, "m", "", "script")
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := w.AddEvent(ctx, Event{TaskID: id, Kind: "text", Text: "busy"}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for range 40 {
+		r, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.LatestTask(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
