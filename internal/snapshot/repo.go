@@ -39,6 +39,10 @@ type Repo struct {
 	logger *slog.Logger
 	mu     *sync.Mutex
 	now    func() time.Time
+
+	// tipCache is TipRef after this Repo's last save (guarded by mu).
+	tipCache string
+	tipKnown bool
 }
 
 // Open returns the snapshot store of the git working tree that contains dir.
@@ -155,10 +159,11 @@ func (r *Repo) save(ctx context.Context, name, message string) (Snapshot, error)
 func (r *Repo) saveTree(ctx context.Context, name, message, tree string) (Snapshot, error) {
 	start := time.Now()
 	kind, task, _ := ParseName(name)
-	parent := r.tip(ctx)
 	now := r.now()
 	msg := cleanMessage(message)
-	for i := 1; ; i++ {
+	parent := r.currentTip(ctx)
+	checkTip := true
+	for i, moved := 1, 0; ; {
 		n := name
 		if i > 1 {
 			n = fmt.Sprintf("%s-%d", name, i)
@@ -167,19 +172,37 @@ func (r *Repo) saveTree(ctx context.Context, name, message, tree string) (Snapsh
 		if err != nil {
 			return Snapshot{}, err
 		}
-		err = r.createRef(ctx, n, commit)
-		if err == nil {
+		expect := ""
+		if checkTip {
+			expect = parent
+			if expect == "" {
+				expect = strings.Repeat("0", len(commit)) // the tip must not exist yet
+			}
+		}
+		err = r.createRef(ctx, n, commit, expect)
+		switch {
+		case err == nil:
+			r.tipCache, r.tipKnown = commit, true
 			s := Snapshot{Name: n, Commit: commit, Tree: tree, Kind: kind, Task: task, Message: msg, Time: now}
 			r.logger.Debug("saved snapshot", "name", n, "commit", commit, "elapsed", time.Since(start))
 			return s, nil
-		}
-		if !errors.Is(err, errRefExists) {
+		case errors.Is(err, errTipMoved):
+			// Another process saved a snapshot since: make it the parent.
+			// After a few tries, stop insisting on an unbroken chain.
+			r.tipKnown = false
+			parent = r.currentTip(ctx)
+			if moved++; moved >= 3 {
+				checkTip = false
+			}
+			continue
+		case !errors.Is(err, errRefExists):
 			return Snapshot{}, err
 		}
 		// Only timestamped names without a suffix are made unique.
 		if !uniqueKind(kind) || strings.Count(name, "-") != 1 || i >= 1000 {
 			return Snapshot{}, ErrSnapshotExists
 		}
+		i++
 	}
 }
 
@@ -195,23 +218,39 @@ func cleanMessage(m string) string {
 	return strings.TrimSpace(m)
 }
 
-// errRefExists marks a createRef that found the name taken.
-var errRefExists = errors.New("ref exists")
+// errRefExists marks a createRef that found the name taken; errTipMoved
+// one that found the tip elsewhere than expected.
+var (
+	errRefExists = errors.New("ref exists")
+	errTipMoved  = errors.New("tip moved")
+)
 
 // createRef points the snapshot ref and the tip at commit in one
-// transaction; it fails with errRefExists when the name is taken.
-func (r *Repo) createRef(ctx context.Context, name, commit string) error {
-	in := fmt.Sprintf("create %s%s %s\nupdate %s %s\n", RefPrefix, name, commit, TipRef, commit)
+// transaction. expect, when not empty, is the tip's expected value (all
+// zeros: no tip yet). It fails with errRefExists when the name is taken and
+// errTipMoved when the tip is not at expect.
+func (r *Repo) createRef(ctx context.Context, name, commit, expect string) error {
+	in := fmt.Sprintf("create %s%s %s\nupdate %s %s %s\n", RefPrefix, name, commit, TipRef, commit, expect)
 	_, err := r.git(ctx, []byte(in), nil, "update-ref", "-m", "ralph snapshot "+name, "--stdin")
 	var ge *gitError
-	if errors.As(err, &ge) && strings.Contains(ge.stderr, "reference already exists") {
+	switch {
+	case !errors.As(err, &ge):
+		return err
+	case strings.Contains(ge.stderr, "'"+TipRef+"'"):
+		return errTipMoved
+	case strings.Contains(ge.stderr, "reference already exists"):
 		return errRefExists
 	}
 	return err
 }
 
-// tip returns the newest snapshot commit, "" when there is none.
-func (r *Repo) tip(ctx context.Context) string {
+// currentTip returns the newest snapshot commit, "" when there is none. It
+// asks git only when the value is not known from this Repo's last save;
+// createRef checks the value, so a stale one is caught.
+func (r *Repo) currentTip(ctx context.Context) string {
+	if r.tipKnown {
+		return r.tipCache
+	}
 	out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", TipRef+"^{commit}")
 	if err != nil {
 		return ""

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -865,5 +866,25 @@ func TestPrivateFilesNeverHashed(t *testing.T) {
 				t.Errorf("a.txt = %q after rollback", b)
 			}
 		})
+	}
+}
+
+func TestSnapshotChainAcrossRepos(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	a, b := open(t, dir), open(t, dir)
+	var want []string
+	for i, r := range []*Repo{a, a, b, a, b, b, a} {
+		write(t, dir, "a.txt", strconv.Itoa(i))
+		s, err := r.Save(ctx, StallRecovery(i+1), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]string{s.Commit}, want...)
+	}
+	got := strings.Fields(userGit(t, dir, "rev-list", "--first-parent", TipRef))
+	if !slices.Equal(got, want) {
+		t.Errorf("the snapshot chain has gaps:\ngot  %v\nwant %v", got, want)
 	}
 }
