@@ -47,7 +47,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the generated repositories")
 	flag.Parse()
 
-	fmt.Printf("git %s, %s\n", strings.TrimSpace(output("", "git", "version")), time.Now().Format(time.RFC3339))
+	fmt.Printf("%s, %s\n", strings.TrimSpace(output("", "git", "version")), time.Now().Format(time.RFC3339))
 	for s := range strings.SplitSeq(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
