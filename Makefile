@@ -30,4 +30,5 @@ fuzz:
 
 ## bench: the harness's own benchmarks
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 200x ./internal/engine/ ./internal/plan/
+	./bench/overhead.sh 200
+	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/
