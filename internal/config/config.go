@@ -201,8 +201,8 @@ func (c Config) validate() error {
 const Template = `# ralph.toml — ralph's configuration. Every setting is optional.
 
 # Which agent runs the iterations: auto, claude, codex, opencode, gemini,
-# amp, api, command or script. auto picks the first of claude, codex and
-# api (with an API key) that is available.
+# amp, api, command or script. auto picks the first installed CLI (claude,
+# codex, opencode, gemini, amp), else api when an API key is set.
 agent = "auto"
 # model = "claude-sonnet-4-5"
 
