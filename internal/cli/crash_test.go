@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,5 +151,94 @@ func TestKillNineThenResume(t *testing.T) {
 	}
 	if !sawTwo {
 		t.Error("the tool call made before the kill is missing from the event stream")
+	}
+}
+
+// Ctrl-C in the middle of an iteration: the agent's process group is
+// killed, ralph finishes writing its state, exits 130 with a one-line
+// reason, and ralph resume continues the task.
+func TestInterruptThenResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and signals a real ralph process")
+	}
+	bin := buildRalph(t)
+	dir := gitRepo(t)
+	script := `{"iterations": [
+		{"actions": [{"tool": "write", "path": "one.txt", "content": "1"}, {"tool": "shell", "argv": ["sh", "-c", "echo $$ > agent-child.pid; sleep 60"]}], "final": "one"},
+		{"actions": [{"tool": "write", "path": ".ralph/summary.md", "content": "Finished after Ctrl-C\n"}, {"tool": "write", "path": ".ralph/status.txt", "content": "complete"}], "final": "done"}
+	]}`
+	if err := os.WriteFile(filepath.Join(dir, "agent.json"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(bin, "run", "--script", "agent.json", "survive ctrl-c")
+	run.Dir = dir
+	var out syncBuffer
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "agent-child.pid")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			run.Process.Kill()
+			t.Fatalf("the agent's command never started:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := run.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := run.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "ralph: interrupted — interrupted; run `ralph resume` to continue") {
+		t.Errorf("no one-line reason:\n%s", out.String())
+	}
+	// The agent's child died with it.
+	data, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if pid > 0 {
+		gone := false
+		for range 100 {
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				gone = true
+				break
+			}
+			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(st), ") Z ") {
+				gone = true
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !gone {
+			t.Errorf("the agent's child %d outlived Ctrl-C", pid)
+		}
+	}
+	// No half-written state: no temporary files in .ralph/.
+	entries, _ := os.ReadDir(filepath.Join(dir, ".ralph"))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("half-written file left: %s", e.Name())
+		}
+	}
+
+	status := exec.Command(bin, "status")
+	status.Dir = dir
+	got, _ := status.CombinedOutput()
+	if !strings.Contains(string(got), "interrupted — continue with `ralph resume`") {
+		t.Errorf("status after Ctrl-C:\n%s", got)
+	}
+	resume := exec.Command(bin, "resume")
+	resume.Dir = dir
+	got, err = resume.CombinedOutput()
+	if err != nil || !strings.Contains(string(got), "completed") {
+		t.Fatalf("resume: %v\n%s", err, got)
 	}
 }
