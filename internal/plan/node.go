@@ -11,7 +11,7 @@ const MaxDepth = 256
 // Node is one element of a parsed plan.
 type Node struct {
 	Component string           `json:"component"`
-	Props     map[string]Value `json:"props,omitempty"`
+	Props     map[string]*Value `json:"props,omitempty"`
 	Children  []*Node          `json:"children,omitempty"`
 	// Text is the element's text children joined, each line trimmed and
 	// blank lines at either end removed.
@@ -55,7 +55,10 @@ func (n *Node) Prop(name string) (Value, bool) {
 		return Value{}, false
 	}
 	v, ok := n.Props[name]
-	return v, ok
+	if !ok {
+		return Value{}, false
+	}
+	return *v, true
 }
 
 // Str returns the string prop name, or "" when it is unset or not a string.

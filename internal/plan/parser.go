@@ -22,6 +22,18 @@ func ParseFile(file string, src []byte) (*Node, error) {
 
 type parser struct {
 	s *scanner
+	// slab holds prop values; maps point into it, so a plan's values take
+	// a few allocations rather than one each.
+	slab []Value
+}
+
+// keep stores v in the slab and returns a pointer to it.
+func (p *parser) keep(v Value) *Value {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]Value, 0, 256)
+	}
+	p.slab = append(p.slab, v)
+	return &p.slab[len(p.slab)-1]
 }
 
 // file parses the whole input: prologue, optional export default, the root
@@ -207,12 +219,12 @@ func (p *parser) props(n *Node) (selfClosing bool, err error) {
 			v = Value{Kind: Bool, Bool: true, Line: at.line, Col: at.col}
 		}
 		if n.Props == nil {
-			n.Props = make(map[string]Value)
+			n.Props = make(map[string]*Value, 4)
 		}
 		if prev, dup := n.Props[name]; dup {
 			return false, s.errAt(at, "duplicate prop %s in <%s> (first set at line %d): keep one", name, n.Component, prev.Line)
 		}
-		n.Props[name] = v
+		n.Props[name] = p.keep(v)
 	}
 }
 

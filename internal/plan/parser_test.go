@@ -65,7 +65,7 @@ func TestParsePropValues(t *testing.T) {
 			if !ok {
 				t.Fatalf("prop p missing: %+v", n.Props)
 			}
-			if got := plain(got); !reflect.DeepEqual(got, tt.want) {
+			if got := plain(*got); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %#v, want %#v", got, tt.want)
 			}
 		})

@@ -162,7 +162,7 @@ func (v *validator) node(n *Node, parent *Component) {
 func (v *validator) props(n *Node, spec *Component) {
 	clean := true
 	for name, val := range n.Props {
-		if !propOK(spec, name, val) {
+		if !propOK(spec, name, *val) {
 			clean = false
 			break
 		}
@@ -237,10 +237,10 @@ func (v *validator) propFindings(n *Node, spec *Component) {
 			continue
 		}
 		if len(decl.Kinds) > 0 && !slices.Contains(decl.Kinds, val.Kind) {
-			v.fail(RulePropType, n.Line, "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, val))
+			v.fail(RulePropType, n.Line, "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, *val))
 			continue
 		}
-		if !propOK(spec, name, val) {
+		if !propOK(spec, name, *val) {
 			v.fail(RulePropType, n.Line, "<%s %s=%q> is not one of the accepted values%s; use one of %s", n.Component, name, val.Str, didYouMean(val.Str, decl.Enum), strings.Join(decl.Enum, ", "))
 		}
 	}

@@ -40,9 +40,9 @@ func (k Kind) String() string {
 // bare flag, where the prop name starts).
 type Value struct {
 	Kind   Kind
+	Bool   bool
 	Str    string
 	Num    float64
-	Bool   bool
 	List   []Value
 	Fields []Field // object entries in source order
 	Line   int
