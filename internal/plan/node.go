@@ -10,9 +10,9 @@ const MaxDepth = 256
 
 // Node is one element of a parsed plan.
 type Node struct {
-	Component string           `json:"component"`
+	Component string            `json:"component"`
 	Props     map[string]*Value `json:"props,omitempty"`
-	Children  []*Node          `json:"children,omitempty"`
+	Children  []*Node           `json:"children,omitempty"`
 	// Text is the element's text children joined, each line trimmed and
 	// blank lines at either end removed.
 	Text string `json:"text,omitempty"`
