@@ -86,6 +86,17 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 	}
 	r := &run{taskID: t.ID, number: t.Number, iteration: last, route: task.Type(route), cost: t.CostUSD, force: force}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d at iteration %d: %s", t.Number, last+1, firstLine(t.Message))})
+	if r.route == task.NeedsClarification {
+		// The run died while asking: wait on the same request again.
+		src, _ := e.ws.Read(workspace.Task)
+		parsed, err := task.Parse([]byte(src))
+		if err != nil {
+			parsed = task.Task{Original: t.Message}
+		}
+		if end, detail := e.clarify(ctx, r, parsed, e.ws.PlanContent() != ""); end != "" {
+			return e.finish(ctx, r, end, detail), nil
+		}
+	}
 	return e.loop(ctx, r)
 }
 
@@ -227,10 +238,73 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 			return nil, err
 		}
 	case task.NeedsClarification:
-		o := e.finish(ctx, r, NeedsClarification, "the task is ambiguous: "+t.Question+" — answer by running ralph run again with a clearer message")
-		r.outcome = &o
+		if end, detail := e.clarify(ctx, r, t, planText != ""); end != "" {
+			o := e.finish(ctx, r, end, detail)
+			r.outcome = &o
+		}
 	}
 	return r, nil
+}
+
+// clarifyKey names the request a needs-clarification task makes.
+const clarifyKey = "task-clarification"
+
+// clarify asks the human the parser's question (a text request) before the
+// loop starts, and writes the answer into task.md. No answer — a
+// rejection or the timeout — ends the task as needs-clarification.
+func (e *Engine) clarify(ctx context.Context, r *run, t task.Task, planExists bool) (Reason, string) {
+	question := strings.TrimSpace(t.Question)
+	if question == "" {
+		question = "The task is ambiguous. What exactly should change, and what must stay as it is?"
+	}
+	req, ok, err := e.st.LatestHumanRequest(ctx, r.taskID, clarifyKey)
+	if err != nil {
+		return AgentError, err.Error()
+	}
+	if !ok {
+		_ = e.ws.SetStatus(workspace.StatusWaiting)
+		req, err = e.st.RequestHuman(ctx, store.HumanRequest{
+			TaskID: r.taskID, StepKey: clarifyKey, Type: store.HumanText,
+			Prompt: question, TimeoutAt: e.now().Add(DefaultHumanTimeout),
+		})
+		if err != nil {
+			return AgentError, err.Error()
+		}
+		e.notify(ctx, fmt.Sprintf("ralph: task %d needs clarification (request %d): %s — answer with `ralph approve %d --response TEXT`", r.number, req.ID, question, req.ID))
+	}
+	if req.Status == store.HumanPending {
+		var end Reason
+		var detail string
+		if req, end, detail = e.waitHuman(ctx, r, req); end != "" {
+			return end, detail
+		}
+	}
+	if req.Rejected() || strings.TrimSpace(req.Response) == "" {
+		return NeedsClarification, fmt.Sprintf("the task is ambiguous and request %d got no answer: %s — run ralph run again with a clearer message", req.ID, question)
+	}
+	// Build on the answer: the question and answer join the task, and the
+	// task is routed as what it now is.
+	answer := strings.TrimSpace(req.Response)
+	t.Type = task.Classify(t.Original+"\n"+answer, planExists)
+	if t.Type == task.NeedsClarification || t.Type == task.Pending {
+		t.Type = task.Fresh
+		if planExists {
+			t.Type = task.Mutation
+		}
+	}
+	t.Question = question + "\n\nAnswer: " + answer
+	if err := e.ws.Write(workspace.Task, string(task.Format(t))); err != nil {
+		return AgentError, fmt.Sprintf("write task.md: %v", err)
+	}
+	r.route = t.Type
+	_ = e.st.SetTaskType(ctx, r.taskID, string(r.route))
+	_ = e.st.SetState(ctx, taskTypeKey(r.taskID), string(r.route))
+	_ = e.ws.SetStatus(workspace.StatusRunning)
+	if r.route == task.Bugfix {
+		_ = e.ws.SetPhase(workspace.PhaseBuild)
+	}
+	e.harnessEvent(r, "task", fmt.Sprintf("clarified by request %d; the task is now %s", req.ID, r.route), "")
+	return "", ""
 }
 
 func (e *Engine) previousSummary(prev int) string {
