@@ -15,15 +15,17 @@ import (
 
 // statusReport is what ralph status shows.
 type statusReport struct {
-	Task       store.Task         `json:"task"`
-	Phase      string             `json:"phase"`
-	StatusFile string             `json:"status_file"`
-	Iteration  int                `json:"iteration"`
-	Running    bool               `json:"running"`
-	PID        int                `json:"pid,omitempty"`
-	Gates      []store.GateResult `json:"last_gates,omitempty"`
-	ToolCalls  int                `json:"tool_calls"`
-	Totals     totals             `json:"all_tasks"`
+	Task       store.Task           `json:"task"`
+	Phase      string               `json:"phase"`
+	StatusFile string               `json:"status_file"`
+	Iteration  int                  `json:"iteration"`
+	Running    bool                 `json:"running"`
+	PID        int                  `json:"pid,omitempty"`
+	Gates      []store.GateResult   `json:"last_gates,omitempty"`
+	Steps      []store.StepRecord   `json:"steps,omitempty"`
+	Pending    []store.HumanRequest `json:"pending,omitempty"`
+	ToolCalls  int                  `json:"tool_calls"`
+	Totals     totals               `json:"all_tasks"`
 }
 
 type totals struct {
@@ -92,6 +94,12 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 			}
 		}
 	}
+	if rep.Steps, err = st.Steps(ctx, t.ID); err != nil {
+		return rep, err
+	}
+	if rep.Pending, err = st.PendingHumanRequests(ctx); err != nil {
+		return rep, err
+	}
 	its, err := st.Iterations(ctx, t.ID)
 	if err != nil {
 		return rep, err
@@ -142,6 +150,20 @@ func printStatus(g *Globals, r statusReport) {
 			label = "  gates:    "
 		}
 		fmt.Fprintf(g.Stdout, "%s %s %s\n", label, gr.Status, gr.Gate)
+	}
+	for i, sr := range r.Steps {
+		label := "            "
+		if i == 0 {
+			label = "  steps:    "
+		}
+		name := sr.Name
+		if sr.Kind != "phase" && sr.Phase != "" {
+			name = sr.Phase + " › " + sr.Name
+		}
+		fmt.Fprintf(g.Stdout, "%s %-8s %-6s %s\n", label, sr.Status, sr.Kind, name)
+	}
+	for _, p := range r.Pending {
+		fmt.Fprintf(g.Stdout, "  waiting:    request %d: %s — ralph approve %d / ralph reject %d\n", p.ID, trimOneLine(p.Prompt, 80), p.ID, p.ID)
 	}
 	if r.Totals.Tasks > 1 {
 		fmt.Fprintf(g.Stdout, "  all tasks:  %d tasks, $%.4f (%d input / %d output tokens)\n", r.Totals.Tasks, r.Totals.CostUSD, r.Totals.InputTokens, r.Totals.OutputTokens)
