@@ -25,14 +25,63 @@ type reporter struct {
 	start time.Time
 	// live is the status line currently shown on a terminal.
 	live string
+	// last is the latest progress, which the ticker redraws the live
+	// line from so the elapsed time moves while the agent works.
+	last engine.Progress
+	stop chan struct{}
 }
 
 func newReporter(w io.Writer, asJSON bool) *reporter {
 	r := &reporter{w: w, json: asJSON, start: time.Now()}
 	if f, ok := w.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
 		r.tty = true
+		r.stop = make(chan struct{})
+		go r.tick()
 	}
 	return r
+}
+
+// tick redraws the live line every second until the run ends.
+func (r *reporter) tick() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			if r.live != "" {
+				r.clearLive()
+				r.drawLive(r.last)
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the live line's ticker.
+func (r *reporter) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stop != nil {
+		close(r.stop)
+		r.stop = nil
+	}
+	r.clearLive()
+}
+
+// drawLive shows the status line for p. The caller holds r.mu.
+func (r *reporter) drawLive(p engine.Progress) {
+	phase := p.Phase
+	if p.Step != "" {
+		phase += " · " + p.Step
+	}
+	r.live = fmt.Sprintf("── task %d · %s · iteration %d · %d tool calls · $%.2f · %s", p.Task, phase, p.Iteration, p.ToolCalls, p.CostUSD, time.Since(r.start).Round(time.Second))
+	if p.Stage == engine.StageWait {
+		r.live = "── " + p.Message
+	}
+	fmt.Fprint(r.w, "\x1b[2m"+r.live+"\x1b[0m")
 }
 
 // Report implements engine.Reporter.
@@ -52,15 +101,12 @@ func (r *reporter) Report(p engine.Progress) {
 		fmt.Fprintln(r.w, line)
 	}
 	if r.tty && p.Stage != engine.StageEnd {
-		phase := p.Phase
-		if p.Step != "" {
-			phase += " · " + p.Step
+		// Harness reports carry no tool count: keep the iteration's.
+		if p.ToolCalls == 0 && p.Iteration == r.last.Iteration {
+			p.ToolCalls = r.last.ToolCalls
 		}
-		r.live = fmt.Sprintf("── task %d · %s · iteration %d · %d tool calls · $%.2f · %s", p.Task, phase, p.Iteration, p.ToolCalls, p.CostUSD, time.Since(r.start).Round(time.Second))
-		if p.Stage == engine.StageWait {
-			r.live = "── " + p.Message
-		}
-		fmt.Fprint(r.w, "\x1b[2m"+r.live+"\x1b[0m")
+		r.last = p
+		r.drawLive(p)
 	}
 }
 

@@ -152,6 +152,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return err
 	}
 	rep := newReporter(g.Stdout, o.json)
+	defer rep.Close()
 	opt.Reporter = rep
 	eng := engine.New(ws, st, opt)
 
