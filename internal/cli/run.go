@@ -147,7 +147,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	if b, err := json.Marshal(o.agent); err == nil {
 		_ = st.SetState(ctx, keyAgentFlags, string(b))
 	}
-	opt, err := engineOptions(ctx, g, ws, cfg, ag)
+	opt, err := engineOptions(ctx, g, ws, st, cfg, ag)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -217,6 +218,29 @@ func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Pa
 	return p
 }
 
+// touchedBy finds the file the current task's tool calls touched for a
+// plan section, for the scope gate when a section's file is not known.
+func touchedBy(st *store.Store) func(*plan.Node) string {
+	return func(section *plan.Node) string {
+		ctx := context.Background()
+		t, err := st.LatestTask(ctx)
+		if err != nil {
+			return ""
+		}
+		evs, err := st.EventsAfter(ctx, t.ID, 0, 1<<20)
+		if err != nil {
+			return ""
+		}
+		var paths []string
+		for _, e := range evs {
+			if e.Kind == string(agent.KindToolCall) && e.Data != "" {
+				paths = append(paths, stall.InputPaths(json.RawMessage(e.Data))...)
+			}
+		}
+		return gate.TouchedFile(paths, section)
+	}
+}
+
 // buildGates returns the gates of a run: has-summary, then the command
 // gates of ralph.toml.
 func buildGates(cfg config.Config) []gate.Gate {
@@ -233,7 +257,7 @@ func buildGates(cfg config.Config) []gate.Gate {
 }
 
 // engineOptions wires an engine from configuration.
-func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, ag agent.Agent) (engine.Options, error) {
+func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, ag agent.Agent) (engine.Options, error) {
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return engine.Options{}, fmt.Errorf("open snapshots: %w", err)
@@ -273,7 +297,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg
 		Logger:     g.Logger,
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
-	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps})
+	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: touchedBy(st)})
 	if len(cfg.Notify) > 0 {
 		argv := cfg.Notify
 		opt.Notify = func(ctx context.Context, msg string) {

@@ -96,8 +96,11 @@ var (
 	extRE = regexp.MustCompile(`[^./]\.[A-Za-z][A-Za-z0-9]{0,7}$`)
 )
 
-// inputPaths returns the paths named in a tool input, cleaned, in the order
+// InputPaths returns the file paths a tool call's input names — path-like
+// fields, and the path-like words of a command line — cleaned, in the order
 // described at FindSection. Input that is not JSON is read as a command line.
+func InputPaths(input json.RawMessage) []string { return inputPaths(input) }
+
 func inputPaths(input json.RawMessage) []string {
 	var v any
 	if err := json.Unmarshal(input, &v); err != nil {
