@@ -2,8 +2,8 @@
 // run needs: each in its own session and process group, its output read
 // line by line as it arrives, the whole group killed on cancellation, on an
 // idle timeout or when the leader exits (so nothing it started is left
-// behind), and the parent's nested-agent variables removed from its
-// environment.
+// behind), and the parent's nested-agent variables (and any the caller
+// names, such as API keys) removed from its environment.
 package proc
 
 import (
@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +34,10 @@ type Spec struct {
 	Dir string
 	// Env is added to the scrubbed parent environment (KEY=VALUE).
 	Env []string
+	// Unset names variables removed from the parent environment as well
+	// as the nested-agent ones, such as secrets the child must not see.
+	// Env is added after, so a variable set there is kept.
+	Unset []string
 	// Stdin is written to the process's standard input, which is then
 	// closed. Nil means an empty standard input.
 	Stdin io.Reader
@@ -85,24 +90,21 @@ var nestedAgentVars = []string{
 // Environ returns the parent's environment without the nested-agent
 // variables, followed by extra.
 func Environ(extra ...string) []string {
+	return environ(nil, extra)
+}
+
+// environ returns the parent's environment without the nested-agent
+// variables and those named in unset, followed by extra.
+func environ(unset, extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if isNested(name) {
+		if slices.Contains(nestedAgentVars, name) || slices.Contains(unset, name) {
 			continue
 		}
 		env = append(env, kv)
 	}
 	return append(env, extra...)
-}
-
-func isNested(name string) bool {
-	for _, n := range nestedAgentVars {
-		if name == n {
-			return true
-		}
-	}
-	return false
 }
 
 // Run starts the process described by s and waits for it to end. It
@@ -120,7 +122,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := exec.Command(path, s.Argv[1:]...)
 	cmd.Args[0] = s.Argv[0]
 	cmd.Dir = s.Dir
-	cmd.Env = Environ(s.Env...)
+	cmd.Env = environ(s.Unset, s.Env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if s.Stdin != nil {
 		cmd.Stdin = s.Stdin

@@ -108,6 +108,27 @@ func TestEnvironScrubsNestedAgentVars(t *testing.T) {
 	}
 }
 
+// Variables named in Unset do not reach the child; the rest of the
+// environment and Env do.
+func TestRunUnset(t *testing.T) {
+	t.Setenv("RALPH_TEST_SECRET", "sk-secret")
+	t.Setenv("RALPH_TEST_OTHER", "sk-other")
+	t.Setenv("RALPH_KEEP_ME", "yes")
+	var lines []string
+	_, err := Run(context.Background(), Spec{
+		Argv:   []string{"sh", "-c", `echo "${RALPH_TEST_SECRET:-unset} ${RALPH_TEST_OTHER:-unset} $RALPH_KEEP_ME $EXTRA"`},
+		Env:    []string{"EXTRA=1", "RALPH_TEST_OTHER=given"},
+		Unset:  []string{"RALPH_TEST_SECRET", "RALPH_TEST_OTHER"},
+		OnLine: func(l string) { lines = append(lines, l) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(lines, "\n"); got != "unset given yes 1" {
+		t.Errorf("child saw %q, want %q", got, "unset given yes 1")
+	}
+}
+
 func assertGone(t *testing.T, pidFile string) {
 	t.Helper()
 	data, err := os.ReadFile(pidFile)
