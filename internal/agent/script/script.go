@@ -21,6 +21,9 @@
 // prompt, as the harness built it) to P, so a shell action after it can
 // read what a real agent would: the spec, the paths, the feedback.
 //
+// An iteration may also say what it cost: {"actions": …, "final": …,
+// "cost_usd": 0.25}.
+//
 // Iteration k of a task performs entry k for real in the workspace (the
 // last entry repeats when the script runs out), reports each action as a
 // tool call with its input and its result, and ends with final as the
@@ -54,6 +57,9 @@ type Script struct {
 type Iteration struct {
 	Actions []Action `json:"actions"`
 	Final   string   `json:"final"`
+	// CostUSD, when set, is reported as the iteration's cost, as a real
+	// agent reports what its model calls cost.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // Action is one tool call.
@@ -184,6 +190,10 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	if it.Final != "" {
 		emit(agent.Event{Kind: agent.KindText, Text: it.Final})
+	}
+	if it.CostUSD > 0 {
+		res.Usage.CostUSD = it.CostUSD
+		emit(agent.Event{Kind: agent.KindUsage, Usage: &res.Usage})
 	}
 	res.Final = it.Final
 	return res, nil
