@@ -14,7 +14,8 @@
 //
 // The tools: read_file, write_file, edit_file, list_files, grep, run
 // (an argv, never a shell string, in its own process group, with a
-// timeout) and plan_validate. Every path is confined to the workspace:
+// timeout, and without the model's API keys in its environment) and
+// plan_validate. Every path is confined to the workspace:
 // absolute paths, ".." escapes and symlinks that lead out are refused.
 // A tool that fails answers the model with an error result; it never ends
 // the iteration.
@@ -246,7 +247,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		return res, fmt.Errorf("api agent: %w", err)
 	}
 	cfg := a.c.cfg
-	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout}
+	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout, unset: secretVars(cfg, os.Environ())}
 	tr := turnRequest{
 		System:    req.System,
 		Messages:  []message{{Role: roleUser, Text: req.Prompt}},

@@ -530,6 +530,34 @@ func TestToolErrorGoesToModel(t *testing.T) {
 	}
 }
 
+// A command the model runs through the agent cannot print the key the
+// agent talks to the model with, nor the other provider's.
+func TestRunToolHidesAPIKey(t *testing.T) {
+	t.Setenv("RALPH_TEST_MODEL_KEY", "sk-ant-model-secret")
+	t.Setenv(EnvAnthropicKey, "sk-ant-env-secret")
+	t.Setenv(EnvOpenAIKey, "sk-openai-env-secret")
+	s := testutil.NewAnthropic(t,
+		testutil.Calls("", testutil.RawCall("run", map[string]any{"argv": []string{"env"}})),
+		testutil.Text("done"))
+	a := newTestAgent(t, Config{Provider: Anthropic, BaseURL: s.URL(), APIKeyEnv: "RALPH_TEST_MODEL_KEY"})
+	res, rec, err := run(t, a, t.TempDir())
+	if err != nil || res.Final != "done" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if got := s.Requests()[0].Header.Get("X-Api-Key"); got != "sk-ant-model-secret" {
+		t.Fatalf("the agent used key %q", got)
+	}
+	out := rec.texts(agent.KindToolResult)
+	if !strings.Contains(out, "PATH=") {
+		t.Fatalf("env did not run: %s", out)
+	}
+	for _, secret := range []string{"sk-ant-model-secret", "sk-ant-env-secret", "sk-openai-env-secret"} {
+		if strings.Contains(out, secret) || strings.Contains(string(s.Scripted()[1].Body), secret) {
+			t.Errorf("%s reached the model's command", secret)
+		}
+	}
+}
+
 // A stream that goes quiet for the idle timeout ends the iteration with
 // proc.ErrIdle, as the engine expects.
 func TestIdleStream(t *testing.T) {

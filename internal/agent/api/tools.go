@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,6 +139,9 @@ var toolDefs = []toolDef{
 type toolbox struct {
 	ws         *workspace
 	runTimeout time.Duration
+	// unset names the variables the run tool's commands must not see:
+	// the model's API keys.
+	unset []string
 }
 
 // call runs the named tool with its JSON input. A returned error is a
@@ -536,7 +540,7 @@ func (t *toolbox) run(ctx context.Context, argv []string, dirRel string, timeout
 	defer cancel()
 
 	var out capped
-	res, err := proc.Run(rctx, proc.Spec{Argv: argv, Dir: dir, OnLine: out.line, OnStderrLine: out.line, KillGrace: time.Second})
+	res, err := proc.Run(rctx, proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, OnLine: out.line, OnStderrLine: out.line, KillGrace: time.Second})
 	text := out.String()
 	switch {
 	case ctx.Err() != nil:
@@ -552,6 +556,23 @@ func (t *toolbox) run(ctx context.Context, argv []string, dirRel string, timeout
 		return "exit status 0 (no output)", nil
 	}
 	return text + "exit status 0", nil
+}
+
+// secretVars returns the names of the variables in environ (KEY=VALUE)
+// that the run tool's commands must not see: the provider key variables,
+// the one cfg.APIKeyEnv names, and any other that holds cfg.APIKey.
+func secretVars(cfg Config, environ []string) []string {
+	names := []string{EnvAnthropicKey, EnvOpenAIKey}
+	if cfg.APIKeyEnv != "" && !slices.Contains(names, cfg.APIKeyEnv) {
+		names = append(names, cfg.APIKeyEnv)
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if cfg.APIKey != "" && value == cfg.APIKey && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // capped collects output lines, keeping the head and the tail when there

@@ -247,6 +247,22 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// The model's API keys do not reach the commands it runs.
+func TestRunScrubsAPIKeys(t *testing.T) {
+	t.Setenv(EnvAnthropicKey, "sk-ant-secret")
+	t.Setenv(EnvOpenAIKey, "sk-openai-secret")
+	t.Setenv("RALPH_TEST_MODEL_KEY", "sk-custom-secret")
+	t.Setenv("RALPH_TEST_KEY_COPY", "sk-custom-secret")
+	t.Setenv("RALPH_TEST_KEEP", "kept")
+	tb, _ := newToolbox(t)
+	tb.unset = secretVars(Config{APIKeyEnv: "RALPH_TEST_MODEL_KEY", APIKey: "sk-custom-secret"}, os.Environ())
+	out, err := call(t, tb, "run", map[string]any{"argv": []string{"sh", "-c",
+		`echo ${ANTHROPIC_API_KEY:-unset} ${OPENAI_API_KEY:-unset} ${RALPH_TEST_MODEL_KEY:-unset} ${RALPH_TEST_KEY_COPY:-unset} $RALPH_TEST_KEEP`}})
+	if want := "unset unset unset unset kept\nexit status 0"; err != nil || out != want {
+		t.Errorf("run saw %q, %v; want %q", out, err, want)
+	}
+}
+
 // A command that never ends is killed at its timeout with everything it
 // started.
 func TestRunTimeoutKillsGroup(t *testing.T) {
