@@ -33,6 +33,9 @@ const (
 // loop runs iterations until the task ends.
 func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	start := e.now()
+	if e.opt.Limits.MaxDuration > 0 {
+		r.deadline = start.Add(e.opt.Limits.MaxDuration)
+	}
 	det := stall.NewDetector(e.opt.Stall)
 	hasher := stall.NewTreeHasher()
 	if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
@@ -153,9 +156,19 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 			}
 			e.agentEvent(r, ev, len(calls))
 		}
+		// The iteration ends at its own timeout or when the run's time
+		// is up (max-duration), whichever comes first.
+		var deadline time.Time
+		if t := e.opt.Limits.IterationTimeout; t > 0 {
+			deadline = e.now().Add(t)
+		}
+		runOut := !r.deadline.IsZero() && (deadline.IsZero() || r.deadline.Before(deadline))
+		if runOut {
+			deadline = r.deadline
+		}
 		ictx, cancel := ctx, context.CancelFunc(func() {})
-		if e.opt.Limits.IterationTimeout > 0 {
-			ictx, cancel = context.WithTimeout(ctx, e.opt.Limits.IterationTimeout)
+		if !deadline.IsZero() {
+			ictx, cancel = context.WithDeadline(ctx, deadline)
 		}
 		res, err = e.opt.Agent.Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
 		timedOut := ictx.Err() != nil && ctx.Err() == nil
@@ -183,6 +196,9 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		case errors.Is(err, agent.ErrNotFound):
 			e.endIteration(ctx, r, phase, outAgentErr, res, calls)
 			return iterResult{end: AgentError, detail: err.Error()}, nil
+		case timedOut && runOut:
+			e.endIteration(ctx, r, phase, outTimeout, res, calls)
+			return iterResult{end: MaxDuration, detail: fmt.Sprintf("ran for the limit of %s (the agent was stopped in iteration %d)", e.opt.Limits.MaxDuration, r.iteration)}, nil
 		case timedOut:
 			e.endIteration(ctx, r, phase, outTimeout, res, calls)
 			e.harnessEvent(r, "timeout", fmt.Sprintf("iteration %d hit the %s iteration timeout; the agent was stopped", r.iteration, e.opt.Limits.IterationTimeout), "")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -121,6 +122,9 @@ type run struct {
 	// force is set for a resume --force: a Human that was rejected asks
 	// again.
 	force bool
+	// deadline is when this invocation's max-duration runs out; zero
+	// means no limit.
+	deadline time.Time
 }
 
 // startTask runs the task lifecycle's opening (SPEC §3): the pre-task
