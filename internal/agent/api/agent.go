@@ -15,10 +15,15 @@
 // The tools: read_file, write_file, edit_file, list_files, grep, run
 // (an argv, never a shell string, in its own process group, with a
 // timeout, and without the model's API keys in its environment) and
-// plan_validate. Every path is confined to the workspace:
-// absolute paths, ".." escapes and symlinks that lead out are refused.
-// A tool that fails answers the model with an error result; it never ends
-// the iteration.
+// plan_validate; and ralph's own commands, called as Go packages (never
+// through a shell or the ralph binary): theme_modify and theme_list
+// (internal/theme), recipe_show and recipe_list (internal/recipe), and
+// snapshot_save, snapshot_list and snapshot_diff (internal/snapshot).
+// There is no rollback tool: restoring a snapshot throws work away, and
+// that is the human's call (`ralph snapshot rollback`), not the model's.
+// Every path is confined to the workspace: absolute paths, ".." escapes
+// and symlinks that lead out are refused. A tool that fails answers the
+// model with an error result; it never ends the iteration.
 //
 // Rate limits (HTTP 429, honouring retry-after), overloads (529, 503) and
 // server errors are retried with visible KindRateLimit or KindInfo events
@@ -43,6 +48,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/theme"
 )
 
 // Providers.
@@ -105,6 +111,12 @@ type Config struct {
 	// RunTimeout is the run tool's timeout when a call does not set one
 	// (DefaultRunTimeout); no call runs longer than MaxRunTimeout.
 	RunTimeout time.Duration
+	// Stylesheet is where theme_modify writes, relative to the workspace
+	// root, when the applied theme (.ralph/theme.json) records no
+	// stylesheet of its own; empty means theme.DefaultStylesheet. As with
+	// `ralph theme modify`, the recorded stylesheet wins. It must lie
+	// inside the workspace.
+	Stylesheet string
 	// MaxRetries is how many retries after a rate limit, an overload or
 	// a server error one iteration (or one Complete call) may spend
 	// (DefaultMaxRetries); negative means none. When they run out, Run
@@ -169,6 +181,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		c.RunTimeout = DefaultRunTimeout
 	}
 	c.RunTimeout = min(c.RunTimeout, MaxRunTimeout)
+	if c.Stylesheet == "" {
+		c.Stylesheet = theme.DefaultStylesheet
+	}
 	switch {
 	case c.MaxRetries == 0:
 		c.MaxRetries = DefaultMaxRetries
@@ -247,7 +262,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		return res, fmt.Errorf("api agent: %w", err)
 	}
 	cfg := a.c.cfg
-	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout, unset: secretVars(cfg, os.Environ())}
+	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout, unset: secretVars(cfg, os.Environ()), stylesheet: cfg.Stylesheet, log: a.c.log}
 	tr := turnRequest{
 		System:    req.System,
 		Messages:  []message{{Role: roleUser, Text: req.Prompt}},

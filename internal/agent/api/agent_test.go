@@ -16,6 +16,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -555,6 +556,90 @@ func TestRunToolHidesAPIKey(t *testing.T) {
 		if strings.Contains(out, secret) || strings.Contains(string(s.Scripted()[1].Body), secret) {
 			t.Errorf("%s reached the model's command", secret)
 		}
+	}
+}
+
+// A full turn with ralph's own tools: the model reads a recipe and saves a
+// snapshot, and both results reach it in the next request's tool_result
+// blocks, in the order it called them.
+func TestRalphToolsTurn(t *testing.T) {
+	noUserRecipes(t)
+	s := testutil.NewAnthropic(t,
+		testutil.Calls("Reading the recipe, then saving.",
+			testutil.RawCall("recipe_show", map[string]any{"id": "hero"}),
+			testutil.RawCall("snapshot_save", map[string]any{"message": "before the hero"})),
+		testutil.Text("done"))
+	dir := testutil.GitRepo(t)
+	write(t, dir, "index.html", "<h1>hi</h1>\n")
+	res, rec, err := run(t, newTestAgent(t, Config{Provider: Anthropic, BaseURL: s.URL(), APIKey: "sk-ant-fake"}), dir)
+	if err != nil || res.Final != "done" || res.ToolCalls != 2 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+
+	reqs := s.Scripted()
+	if len(reqs) != 2 {
+		t.Fatalf("%d scripted requests, want 2", len(reqs))
+	}
+	offered := map[string]map[string]any{}
+	for _, tool := range reqs[0].Tools {
+		offered[tool.Name] = tool.Schema
+	}
+	for _, name := range []string{"theme_modify", "theme_list", "recipe_show", "recipe_list", "snapshot_save", "snapshot_list", "snapshot_diff"} {
+		if offered[name] == nil || offered[name]["type"] != "object" {
+			t.Errorf("tool %s not offered with a schema: %v", name, offered[name])
+		}
+	}
+
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string `json:"type"`
+				ToolUseID string `json:"tool_use_id"`
+				IsError   bool   `json:"is_error"`
+				Content   []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	last := body.Messages[len(body.Messages)-1]
+	if last.Role != "user" || len(last.Content) != 2 {
+		t.Fatalf("last message: %+v", last)
+	}
+	var texts []string
+	for _, b := range last.Content {
+		if b.Type != "tool_result" || b.IsError || b.ToolUseID == "" || len(b.Content) != 1 {
+			t.Fatalf("block %+v", b)
+		}
+		texts = append(texts, b.Content[0].Text)
+	}
+	if !strings.HasPrefix(texts[0], "# Hero (hero)") || !strings.Contains(texts[0], "category:       marketing") {
+		t.Errorf("recipe_show result: %q", texts[0])
+	}
+	m := savedRE.FindStringSubmatch(texts[1])
+	if m == nil {
+		t.Fatalf("snapshot_save result: %q", texts[1])
+	}
+	if ev := rec.of(agent.KindToolResult); len(ev) != 2 || ev[1].Text != texts[1] {
+		t.Errorf("events %+v", ev)
+	}
+
+	// The snapshot the model took holds the workspace.
+	repo, err := snapshot.Open(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := repo.ReadFile(context.Background(), m[1], "index.html")
+	if err != nil || string(data) != "<h1>hi</h1>\n" {
+		t.Errorf("snapshot %s index.html = %q, %v", m[1], data, err)
+	}
+	snap, err := repo.Resolve(context.Background(), m[1])
+	if err != nil || !strings.Contains(snap.Message, "before the hero") {
+		t.Errorf("snapshot %+v, %v", snap, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -64,12 +65,26 @@ func (d toolDef) schema() map[string]any {
 	return s
 }
 
-func str(desc string) map[string]any  { return map[string]any{"type": "string", "description": desc} }
-func num(desc string) map[string]any  { return map[string]any{"type": "integer", "description": desc} }
-func flag(desc string) map[string]any { return map[string]any{"type": "boolean", "description": desc} }
+func str(desc string) map[string]any    { return map[string]any{"type": "string", "description": desc} }
+func num(desc string) map[string]any    { return map[string]any{"type": "integer", "description": desc} }
+func number(desc string) map[string]any { return map[string]any{"type": "number", "description": desc} }
+func flag(desc string) map[string]any   { return map[string]any{"type": "boolean", "description": desc} }
 
-// toolDefs are ralph's tools.
-var toolDefs = []toolDef{
+// toolDefs are ralph's tools, in the order the model is offered them.
+var toolDefs = slices.Concat(workspaceToolDefs, themeToolDefs, recipeToolDefs, snapshotToolDefs)
+
+// toolNames lists the tools' names for error messages.
+func toolNames() string {
+	names := make([]string, len(toolDefs))
+	for i, d := range toolDefs {
+		names[i] = d.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// workspaceToolDefs are the tools over the workspace's files and
+// commands.
+var workspaceToolDefs = []toolDef{
 	{
 		Name:        "read_file",
 		Description: "Read a text file of the workspace, with line numbers. Paths are relative to the workspace root. Shows at most 2000 lines at a time; use start_line and end_line (1-based, inclusive) for a range. Binary files and files over 1 MiB are refused.",
@@ -142,6 +157,11 @@ type toolbox struct {
 	// unset names the variables the run tool's commands must not see:
 	// the model's API keys.
 	unset []string
+	// stylesheet is where theme_modify writes when the applied theme
+	// does not record one, relative to the workspace root.
+	stylesheet string
+	// log is handed to the snapshot store.
+	log *slog.Logger
 }
 
 // call runs the named tool with its JSON input. A returned error is a
@@ -218,8 +238,46 @@ func (t *toolbox) call(ctx context.Context, name string, input json.RawMessage) 
 		return t.run(ctx, in.Argv, in.Dir, time.Duration(in.Timeout*float64(time.Second)))
 	case "plan_validate":
 		return t.planValidate()
+	case "theme_modify":
+		var in struct {
+			ShiftHue *float64 `json:"shift_hue"`
+		}
+		if err := decode(input, &in); err != nil {
+			return "", err
+		}
+		return t.themeModify(in.ShiftHue)
+	case "theme_list":
+		return t.themeList()
+	case "recipe_show":
+		var in struct {
+			ID string `json:"id"`
+		}
+		if err := decode(input, &in); err != nil {
+			return "", err
+		}
+		return t.recipeShow(ctx, in.ID)
+	case "recipe_list":
+		return t.recipeList(ctx)
+	case "snapshot_save":
+		var in struct {
+			Message string `json:"message"`
+		}
+		if err := decode(input, &in); err != nil {
+			return "", err
+		}
+		return t.snapshotSave(ctx, in.Message)
+	case "snapshot_list":
+		return t.snapshotList(ctx)
+	case "snapshot_diff":
+		var in struct {
+			Name string `json:"name"`
+		}
+		if err := decode(input, &in); err != nil {
+			return "", err
+		}
+		return t.snapshotDiff(ctx, in.Name)
 	}
-	return "", fmt.Errorf("unknown tool %q; the tools are read_file, write_file, edit_file, list_files, grep, run and plan_validate", name)
+	return "", fmt.Errorf("unknown tool %q; the tools are %s", name, toolNames())
 }
 
 func decode(input json.RawMessage, v any) error {
