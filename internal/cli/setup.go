@@ -192,7 +192,7 @@ func apiConfig(cfg config.Config, b config.Backend, f agentFlags) api.Config {
 	if model == "" {
 		model = cfg.Model
 	}
-	return api.Config{Provider: b.Provider, Model: model, BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns}
+	return api.Config{Provider: b.Provider, Model: model, BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
 }
 
 // taskParser returns the parser that writes task.md: Option A through the

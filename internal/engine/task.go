@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -142,22 +143,35 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 	n := prev + 1
 
 	previous := "none"
+	startNote := ""
 	if e.opt.Snapshots != nil {
 		empty, err := treeIsEmpty(e.ws.Root)
 		if err != nil {
 			return nil, err
 		}
+		// A rollback restores task-counter.txt, so the next number may
+		// already have snapshots from an earlier attempt: take the next
+		// free one, so that task-N-pre is always this task's own start.
+		for {
+			taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
+			if err != nil {
+				return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
+			}
+			if !taken {
+				break
+			}
+			n++
+		}
 		if prev > 0 || !empty {
 			snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPre(n), fmt.Sprintf("before task %d: %s", n, firstLine(message)))
-			if errors.Is(err, snapshot.ErrSnapshotExists) {
-				// A task-N-pre left by a task that never got further (a
-				// crash before the counter moved): keep the older one.
-				snap, err = e.opt.Snapshots.Resolve(ctx, snapshot.TaskPre(n))
-			}
 			if err != nil {
 				return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
 			}
 			_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
+			startNote = fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
+			if dirty := uncommittedChanges(ctx, e.ws.Root); dirty > 0 {
+				startNote += fmt.Sprintf(", including %d uncommitted changes of yours", dirty)
+			}
 		}
 		if prev > 0 {
 			if ok, _ := e.opt.Snapshots.Exists(ctx, snapshot.TaskPost(prev)); ok {
@@ -234,6 +248,9 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 	r := &run{taskID: id, number: n, route: route}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", n, route, opt, firstLine(message))})
 	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", n, route, opt), "")
+	if startNote != "" {
+		e.harnessEvent(r, "snapshot", startNote, "")
+	}
 
 	switch route {
 	case task.Bugfix:
@@ -314,6 +331,18 @@ func (e *Engine) clarify(ctx context.Context, r *run, t task.Task, planExists bo
 func (e *Engine) previousSummary(prev int) string {
 	s, _ := e.ws.Read(workspace.Summary)
 	return strings.TrimSpace(s)
+}
+
+// uncommittedChanges counts the files git sees as changed or untracked;
+// 0 when it cannot tell.
+func uncommittedChanges(ctx context.Context, root string) int {
+	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude).ralph")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(out), "\n")
 }
 
 // treeIsEmpty reports whether the working tree has nothing but .git and
