@@ -46,20 +46,12 @@ var _ agent.Agent = (*Agent)(nil)
 
 // New returns an Amp backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
 }
 
 // Available reports whether the configured amp program is installed.
-func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
-
-func binary(cfg agent.Config) string {
-	if cfg.Binary != "" {
-		return cfg.Binary
-	}
-	return DefaultBinary
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
 }
 
 // Name returns "amp".
@@ -71,7 +63,7 @@ func (a *Agent) Args(req agent.Request) []string {
 	if req.System != "" {
 		prompt = "<system-instructions>\n" + req.System + "\n</system-instructions>\n\n" + prompt
 	}
-	argv := []string{binary(a.cfg), "--execute", prompt, "--stream-json"}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--execute", prompt, "--stream-json"}
 	if a.cfg.PermissionMode != "ask" {
 		argv = append(argv, "--dangerously-allow-all")
 	}

@@ -58,20 +58,12 @@ var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Claude Code backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
 }
 
 // Available reports whether the configured claude program is installed.
-func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
-
-func binary(cfg agent.Config) string {
-	if cfg.Binary != "" {
-		return cfg.Binary
-	}
-	return DefaultBinary
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
 }
 
 // Name returns "claude".
@@ -87,7 +79,7 @@ func (a *Agent) Args(req agent.Request) []string {
 	if tools == nil {
 		tools = DefaultAllowedTools
 	}
-	argv := []string{binary(a.cfg), "-p", "--output-format", "stream-json", "--verbose"}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "-p", "--output-format", "stream-json", "--verbose"}
 	if req.System != "" {
 		argv = append(argv, "--append-system-prompt", req.System)
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -62,9 +63,9 @@ type Spec struct {
 	InstallHint string
 }
 
-// Lookup returns the path of the program, or an error wrapping
+// lookup returns the path of the program, or an error wrapping
 // agent.ErrNotFound that names it and says how to install it.
-func Lookup(program, hint string) (string, error) {
+func lookup(program, hint string) (string, error) {
 	path, err := exec.LookPath(program)
 	if err != nil {
 		if hint != "" {
@@ -88,7 +89,7 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 	if len(s.Argv) == 0 {
 		return agent.Result{}, fmt.Errorf("%s: empty command", s.Name)
 	}
-	if _, err := Lookup(s.Argv[0], s.InstallHint); err != nil {
+	if _, err := lookup(s.Argv[0], s.InstallHint); err != nil {
 		return agent.Result{}, err
 	}
 	var stdin io.Reader = strings.NewReader(s.Stdin)
@@ -179,8 +180,44 @@ func (t *Tally) Result(final string) agent.Result {
 	return agent.Result{Final: final, ToolCalls: t.ToolCalls, Usage: t.Usage}
 }
 
+// Binary returns the program cfg names, or def when cfg.Binary is empty.
+func Binary(cfg agent.Config, def string) string {
+	if cfg.Binary != "" {
+		return cfg.Binary
+	}
+	return def
+}
+
 // Available reports whether program is on PATH (or is an executable path).
 func Available(program string) bool {
 	_, err := exec.LookPath(program)
 	return err == nil
+}
+
+// Logger returns logger, or a logger that discards when it is nil, with
+// the attributes every backend logs under: component=agent, agent=name.
+func Logger(logger *slog.Logger, name string) *slog.Logger {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return logger.With("component", "agent", "agent", name)
+}
+
+// WriteTemp writes content to a new temporary file named after pattern
+// (as in os.CreateTemp) and returns its name; the caller removes it. On
+// error no file is left behind.
+func WriteTemp(pattern, content string) (string, error) {
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }

@@ -55,20 +55,12 @@ var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Codex backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
 }
 
 // Available reports whether the configured codex program is installed.
-func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
-
-func binary(cfg agent.Config) string {
-	if cfg.Binary != "" {
-		return cfg.Binary
-	}
-	return DefaultBinary
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
 }
 
 // Name returns "codex".
@@ -80,7 +72,7 @@ func (a *Agent) Args(req agent.Request) []string {
 	if sandbox == "" {
 		sandbox = DefaultSandbox
 	}
-	argv := []string{binary(a.cfg), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}
 	if req.Dir != "" {
 		argv = append(argv, "-C", req.Dir)
 	}

@@ -51,20 +51,12 @@ var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Gemini CLI backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
 }
 
 // Available reports whether the configured gemini program is installed.
-func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
-
-func binary(cfg agent.Config) string {
-	if cfg.Binary != "" {
-		return cfg.Binary
-	}
-	return DefaultBinary
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
 }
 
 // Name returns "gemini".
@@ -76,7 +68,7 @@ func (a *Agent) Args(req agent.Request) []string {
 	if mode == "" {
 		mode = DefaultApprovalMode
 	}
-	argv := []string{binary(a.cfg), "--output-format", "stream-json", "--approval-mode", mode}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode}
 	if a.cfg.Model != "" {
 		argv = append(argv, "-m", a.cfg.Model)
 	}
@@ -88,19 +80,12 @@ func (a *Agent) Args(req agent.Request) []string {
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
 	env := a.cfg.Env
 	if req.System != "" {
-		f, err := os.CreateTemp("", "ralph-gemini-system-*.md")
+		name, err := cliagent.WriteTemp("ralph-gemini-system-*.md", req.System)
 		if err != nil {
 			return agent.Result{}, fmt.Errorf("gemini system prompt: %w", err)
 		}
-		defer os.Remove(f.Name())
-		_, werr := f.WriteString(req.System)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return agent.Result{}, fmt.Errorf("gemini system prompt: %w", werr)
-		}
-		env = append(append([]string(nil), env...), "GEMINI_SYSTEM_MD="+f.Name())
+		defer os.Remove(name)
+		env = append(append([]string(nil), env...), "GEMINI_SYSTEM_MD="+name)
 	}
 	return cliagent.Run(ctx, a.logger, cliagent.Spec{
 		Name:        Name,

@@ -46,20 +46,12 @@ var _ agent.Agent = (*Agent)(nil)
 
 // New returns an opencode backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	return &Agent{cfg: cfg, logger: logger.With("component", "agent", "agent", Name)}
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
 }
 
 // Available reports whether the configured opencode program is installed.
-func Available(cfg agent.Config) bool { return cliagent.Available(binary(cfg)) }
-
-func binary(cfg agent.Config) string {
-	if cfg.Binary != "" {
-		return cfg.Binary
-	}
-	return DefaultBinary
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
 }
 
 // Name returns "opencode".
@@ -67,7 +59,7 @@ func (a *Agent) Name() string { return Name }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	argv := []string{binary(a.cfg), "run", "--format", "json"}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "run", "--format", "json"}
 	if a.cfg.Model != "" {
 		argv = append(argv, "--model", a.cfg.Model)
 	}
@@ -79,19 +71,12 @@ func (a *Agent) Args(req agent.Request) []string {
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
 	env := a.cfg.Env
 	if req.System != "" {
-		f, err := os.CreateTemp("", "ralph-opencode-system-*.md")
+		name, err := cliagent.WriteTemp("ralph-opencode-system-*.md", req.System)
 		if err != nil {
 			return agent.Result{}, fmt.Errorf("opencode system prompt: %w", err)
 		}
-		defer os.Remove(f.Name())
-		_, werr := f.WriteString(req.System)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return agent.Result{}, fmt.Errorf("opencode system prompt: %w", werr)
-		}
-		cfg, _ := json.Marshal(map[string]any{"instructions": []string{f.Name()}})
+		defer os.Remove(name)
+		cfg, _ := json.Marshal(map[string]any{"instructions": []string{name}})
 		env = append(append([]string(nil), env...), "OPENCODE_CONFIG_CONTENT="+string(cfg))
 	}
 	return cliagent.Run(ctx, a.logger, cliagent.Spec{
