@@ -182,9 +182,10 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		}
 	}
 
-	// Clean stale state. The previous summary goes to the history first.
+	// Clean stale state. The previous summary goes to the history first,
+	// and is kept for the task parser before summary.md is cleared.
+	summary, _ := e.ws.Read(workspace.Summary)
 	if prev > 0 {
-		summary, _ := e.ws.Read(workspace.Summary)
 		line := firstLine(summary)
 		if line == "" {
 			line = "(no summary)"
@@ -211,7 +212,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 	planText := e.ws.PlanContent()
 	in := task.Input{Message: message, PlanExists: planText != "", Counter: n, Previous: previous}
 	if prev > 0 {
-		in.PreviousSummary = e.previousSummary(prev)
+		in.PreviousSummary = strings.TrimSpace(summary)
 	}
 	in.Files = listFiles(e.ws.Root, task.MaxPromptFiles)
 	parser := e.opt.TaskParser
@@ -326,11 +327,6 @@ func (e *Engine) clarify(ctx context.Context, r *run, t task.Task, planExists bo
 	}
 	e.harnessEvent(r, "task", fmt.Sprintf("clarified by request %d; the task is now %s", req.ID, r.route), "")
 	return "", ""
-}
-
-func (e *Engine) previousSummary(prev int) string {
-	s, _ := e.ws.Read(workspace.Summary)
-	return strings.TrimSpace(s)
 }
 
 // uncommittedChanges counts the files git sees as changed or untracked;
