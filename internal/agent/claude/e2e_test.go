@@ -7,37 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
-
-// events collects emitted events safely.
-type events struct {
-	mu  sync.Mutex
-	all []agent.Event
-}
-
-func (e *events) emit(ev agent.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *events) of(kind agent.Kind) []agent.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []agent.Event
-	for _, ev := range e.all {
-		if ev.Kind == kind {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 // realConfig returns a Config running the real claude against srv, with
 // HOME isolated, recording its stream to testdata/record when asked.
@@ -59,20 +35,20 @@ func TestRealClaudeWritesFile(t *testing.T) {
 		testutil.Text("All done. <promise>COMPLETE</promise>"),
 	)
 	a := New(realConfig(t, srv, "success.jsonl"), nil)
-	var ev events
+	var ev clitest.Events
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := a.Run(ctx, agent.Request{
 		Dir: dir, System: "RALPH-SYSTEM: follow the plan.", Prompt: "RALPH-TASK: write hello.txt",
 		IdleTimeout: time.Minute,
-	}, ev.emit)
+	}, ev.Emit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != "hello world\n" {
 		t.Fatalf("hello.txt = %q, %v", b, err)
 	}
-	calls := ev.of(agent.KindToolCall)
+	calls := ev.Of(agent.KindToolCall)
 	if len(calls) != 2 || calls[0].Tool != "Write" || calls[1].Tool != "Bash" {
 		t.Fatalf("tool calls = %+v", calls)
 	}
@@ -83,7 +59,7 @@ func TestRealClaudeWritesFile(t *testing.T) {
 	}{&in.FilePath, &in.Content}); err != nil || in.FilePath != target || in.Content != "hello world\n" {
 		t.Errorf("Write input = %s", calls[0].Input)
 	}
-	results := ev.of(agent.KindToolResult)
+	results := ev.Of(agent.KindToolResult)
 	if len(results) != 2 || results[1].Tool != "Bash" || !strings.Contains(results[1].Text, "hello world") {
 		t.Errorf("tool results = %+v", results)
 	}
@@ -96,8 +72,8 @@ func TestRealClaudeWritesFile(t *testing.T) {
 	if res.Usage.CostUSD <= 0 || res.Usage.InputTokens != 300 || res.Usage.OutputTokens != 60 {
 		t.Errorf("Usage = %+v", res.Usage)
 	}
-	if len(ev.of(agent.KindUsage)) != 1 {
-		t.Errorf("usage events = %d, want 1", len(ev.of(agent.KindUsage)))
+	if len(ev.Of(agent.KindUsage)) != 1 {
+		t.Errorf("usage events = %d, want 1", len(ev.Of(agent.KindUsage)))
 	}
 	reqs := srv.Scripted()
 	if len(reqs) != 3 {
@@ -120,23 +96,21 @@ func TestRealClaudeRateLimited(t *testing.T) {
 	dir := testutil.GitRepo(t)
 	srv := testutil.NewAnthropic(t, testutil.RateLimited("120", "Number of request tokens has exceeded your per-minute rate limit"))
 	a := New(realConfig(t, srv, "ratelimit.jsonl", "CLAUDE_CODE_MAX_RETRIES=0"), nil)
-	var ev events
+	var ev clitest.Events
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	start := time.Now()
-	_, err := a.Run(ctx, agent.Request{Dir: dir, System: "sys", Prompt: "do it", IdleTimeout: time.Minute}, ev.emit)
+	_, err := a.Run(ctx, agent.Request{Dir: dir, System: "sys", Prompt: "do it", IdleTimeout: time.Minute}, ev.Emit)
 	var rl *agent.RateLimitError
 	if !errors.As(err, &rl) {
 		t.Fatalf("err = %v, want a RateLimitError", err)
 	}
 	t.Logf("rate limit: %v", rl)
-	if len(ev.of(agent.KindRateLimit)) != 1 {
-		t.Errorf("rate-limit events = %+v", ev.of(agent.KindRateLimit))
+	if len(ev.Of(agent.KindRateLimit)) != 1 {
+		t.Errorf("rate-limit events = %+v", ev.Of(agent.KindRateLimit))
 	}
 	if len(srv.Scripted()) == 0 {
 		t.Error("claude never called the model")
 	}
-	_ = start
 }
 
 // An API error that is not a limit fails the run with the provider's

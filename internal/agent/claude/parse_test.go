@@ -1,47 +1,20 @@
 package claude
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 )
 
 // parse feeds every line of text to a new parser.
-func parse(t testing.TB, text string) ([]agent.Event, cliagent.Outcome) {
-	p := NewParser()
-	var evs []agent.Event
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		p.Line(sc.Text(), func(e agent.Event) { evs = append(evs, e) })
-	}
-	return evs, p.Outcome()
-}
+func parse(text string) ([]agent.Event, cliagent.Outcome) { return clitest.Parse(NewParser(), text) }
 
 func parseFile(t *testing.T, name string) ([]agent.Event, cliagent.Outcome) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parse(t, string(b))
-}
-
-func kinds(evs []agent.Event) string {
-	var ks []string
-	for _, e := range evs {
-		k := string(e.Kind)
-		if e.Tool != "" {
-			k += ":" + e.Tool
-		}
-		ks = append(ks, k)
-	}
-	return strings.Join(ks, " ")
+	return clitest.ParseFile(t, NewParser(), name)
 }
 
 // success.jsonl is Claude Code 2.1.329's real stream of a run that wrote a
@@ -49,7 +22,7 @@ func kinds(evs []agent.Event) string {
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := parseFile(t, "success.jsonl")
 	want := "info text tool_call:Write tool_result:Write tool_call:Bash tool_result:Bash text usage"
-	if got := kinds(evs); got != want {
+	if got := clitest.Kinds(evs); got != want {
 		t.Errorf("events = %s\nwant     %s", got, want)
 	}
 	if out.Failed {
@@ -138,8 +111,8 @@ func TestParseConstructed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, out := parse(t, tt.stream)
-			if got := kinds(evs); got != tt.kinds {
+			evs, out := parse(tt.stream)
+			if got := clitest.Kinds(evs); got != tt.kinds {
 				t.Errorf("events = %s, want %s", got, tt.kinds)
 			}
 			r := out.Result
@@ -156,21 +129,5 @@ func TestParseConstructed(t *testing.T) {
 // FuzzParse: no input makes the parser panic, and the tool-call count
 // always matches the tool-call events.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"success.jsonl", "ratelimit.jsonl", "apierror.jsonl"} {
-		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
-			f.Add(string(b))
-		}
-	}
-	f.Fuzz(func(t *testing.T, stream string) {
-		evs, out := parse(t, stream)
-		n := 0
-		for _, e := range evs {
-			if e.Kind == agent.KindToolCall {
-				n++
-			}
-		}
-		if n != out.Result.ToolCalls {
-			t.Errorf("ToolCalls = %d, tool-call events = %d", out.Result.ToolCalls, n)
-		}
-	})
+	clitest.FuzzParser(f, func() cliagent.Parser { return NewParser() })
 }

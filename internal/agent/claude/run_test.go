@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -30,17 +31,7 @@ func TestArgs(t *testing.T) {
 }
 
 func TestMissingBinary(t *testing.T) {
-	cfg := agent.Config{Binary: "ralph-no-such-claude"}
-	if Available(cfg) {
-		t.Fatal("Available = true for a missing binary")
-	}
-	_, err := New(cfg, nil).Run(context.Background(), agent.Request{Dir: t.TempDir()}, nil)
-	if !errors.Is(err, agent.ErrNotFound) {
-		t.Fatalf("err = %v, want ErrNotFound", err)
-	}
-	if !strings.Contains(err.Error(), "ralph-no-such-claude") || !strings.Contains(err.Error(), InstallHint) {
-		t.Errorf("err = %v, want the binary name and the install hint", err)
-	}
+	clitest.MissingBinary(t, func(cfg agent.Config) agent.Agent { return New(cfg, nil) }, Available, InstallHint)
 }
 
 // A claude that starts a child and then hangs is killed with its whole

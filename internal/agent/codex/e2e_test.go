@@ -6,36 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
-
-type events struct {
-	mu  sync.Mutex
-	all []agent.Event
-}
-
-func (e *events) emit(ev agent.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-func (e *events) of(kind agent.Kind) []agent.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []agent.Event
-	for _, ev := range e.all {
-		if ev.Kind == kind {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 // realConfig returns a Config running the real codex against srv from an
 // isolated CODEX_HOME and HOME, recording its stream when asked.
@@ -45,15 +22,15 @@ func realConfig(t *testing.T, srv *testutil.ResponsesServer, record string) agen
 	return agent.Config{Binary: bin, Env: env}
 }
 
-func run(t *testing.T, cfg agent.Config, req agent.Request) (agent.Result, *events, error) {
+func run(t *testing.T, cfg agent.Config, req agent.Request) (agent.Result, *clitest.Events, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var ev events
+	var ev clitest.Events
 	if req.IdleTimeout == 0 {
 		req.IdleTimeout = time.Minute
 	}
-	res, err := New(cfg, nil).Run(ctx, req, ev.emit)
+	res, err := New(cfg, nil).Run(ctx, req, ev.Emit)
 	return res, &ev, err
 }
 
@@ -75,14 +52,14 @@ func TestRealCodexWritesFile(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello world\n" {
 		t.Fatalf("hello.txt = %q, %v", b, err)
 	}
-	calls := ev.of(agent.KindToolCall)
+	calls := ev.Of(agent.KindToolCall)
 	if len(calls) != 2 || calls[0].Tool != "file_change" || calls[1].Tool != "command_execution" {
 		t.Fatalf("tool calls = %+v", calls)
 	}
 	if !strings.Contains(string(calls[0].Input), "hello.txt") || !strings.Contains(string(calls[1].Input), "cat hello.txt") {
 		t.Errorf("tool inputs = %s, %s", calls[0].Input, calls[1].Input)
 	}
-	results := ev.of(agent.KindToolResult)
+	results := ev.Of(agent.KindToolResult)
 	if len(results) != 2 || !strings.Contains(results[1].Text, "hello world") || results[1].IsError {
 		t.Errorf("tool results = %+v", results)
 	}
@@ -114,7 +91,7 @@ func TestRealCodexTurnFailed(t *testing.T) {
 	if err == nil || errors.As(err, &rl) || !strings.Contains(err.Error(), "the model exploded") {
 		t.Fatalf("err = %v, want the provider's failure", err)
 	}
-	if len(ev.of(agent.KindError)) == 0 {
+	if len(ev.Of(agent.KindError)) == 0 {
 		t.Error("no error event")
 	}
 }
@@ -129,8 +106,8 @@ func TestRealCodexRateLimited(t *testing.T) {
 		t.Fatalf("err = %v, want a RateLimitError", err)
 	}
 	t.Logf("rate limit: %v", rl)
-	if len(ev.of(agent.KindRateLimit)) != 1 {
-		t.Errorf("rate-limit events = %+v", ev.of(agent.KindRateLimit))
+	if len(ev.Of(agent.KindRateLimit)) != 1 {
+		t.Errorf("rate-limit events = %+v", ev.Of(agent.KindRateLimit))
 	}
 }
 

@@ -1,46 +1,19 @@
 package codex
 
 import (
-	"bufio"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 )
 
-func parse(text string) ([]agent.Event, cliagent.Outcome) {
-	p := NewParser()
-	var evs []agent.Event
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		p.Line(sc.Text(), func(e agent.Event) { evs = append(evs, e) })
-	}
-	return evs, p.Outcome()
-}
+// parse feeds every line of text to a new parser.
+func parse(text string) ([]agent.Event, cliagent.Outcome) { return clitest.Parse(NewParser(), text) }
 
 func parseFile(t *testing.T, name string) ([]agent.Event, cliagent.Outcome) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parse(string(b))
-}
-
-func kinds(evs []agent.Event) string {
-	var ks []string
-	for _, e := range evs {
-		k := string(e.Kind)
-		if e.Tool != "" {
-			k += ":" + e.Tool
-		}
-		ks = append(ks, k)
-	}
-	return strings.Join(ks, " ")
+	return clitest.ParseFile(t, NewParser(), name)
 }
 
 // success.jsonl is Codex 0.169's real stream of a run that added a file
@@ -48,7 +21,7 @@ func kinds(evs []agent.Event) string {
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := parseFile(t, "success.jsonl")
 	want := "info text tool_call:file_change tool_result:file_change tool_call:command_execution tool_result:command_execution text usage"
-	if got := kinds(evs); got != want {
+	if got := clitest.Kinds(evs); got != want {
 		t.Errorf("events = %s\nwant     %s", got, want)
 	}
 	if out.Failed {
@@ -90,7 +63,7 @@ func TestParseConstructed(t *testing.T) {
 	want := "info error info info tool_call:command_execution tool_result:command_execution " +
 		"tool_call:mcp:docs/search tool_result:mcp:docs/search tool_call:web_search tool_result:web_search " +
 		"tool_call:file_change tool_result:file_change error text usage text usage"
-	if got := kinds(evs); got != want {
+	if got := clitest.Kinds(evs); got != want {
 		t.Errorf("events = %s\nwant     %s", got, want)
 	}
 	if !evs[5].IsError || !evs[7].IsError || evs[11].IsError {
@@ -106,21 +79,5 @@ func TestParseConstructed(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"success.jsonl", "failed.jsonl", "ratelimit.jsonl"} {
-		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
-			f.Add(string(b))
-		}
-	}
-	f.Fuzz(func(t *testing.T, stream string) {
-		evs, out := parse(stream)
-		n := 0
-		for _, e := range evs {
-			if e.Kind == agent.KindToolCall {
-				n++
-			}
-		}
-		if n != out.Result.ToolCalls {
-			t.Errorf("ToolCalls = %d, tool-call events = %d", out.Result.ToolCalls, n)
-		}
-	})
+	clitest.FuzzParser(f, func() cliagent.Parser { return NewParser() })
 }

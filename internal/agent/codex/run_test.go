@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -39,14 +40,7 @@ func TestTOMLString(t *testing.T) {
 }
 
 func TestMissingBinary(t *testing.T) {
-	cfg := agent.Config{Binary: "ralph-no-such-codex"}
-	if Available(cfg) {
-		t.Fatal("Available = true")
-	}
-	_, err := New(cfg, nil).Run(context.Background(), agent.Request{Dir: t.TempDir()}, nil)
-	if !errors.Is(err, agent.ErrNotFound) || !strings.Contains(err.Error(), InstallHint) {
-		t.Fatalf("err = %v", err)
-	}
+	clitest.MissingBinary(t, func(cfg agent.Config) agent.Agent { return New(cfg, nil) }, Available, InstallHint)
 }
 
 // A codex that starts a child and hangs is killed with its whole process
