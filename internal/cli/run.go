@@ -121,6 +121,13 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return err
 	}
 	o.apply(&cfg)
+	// A resume with no task to continue says so before it writes anything
+	// or looks for an agent.
+	if message == "" {
+		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok {
+			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask)}
+		}
+	}
 	lock, err := ws.Lock()
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
@@ -134,6 +141,11 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return err
 	}
 	defer st.Close()
+	if message == "" {
+		if _, err := st.LatestTask(ctx); errors.Is(err, store.ErrNoTask) {
+			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, err)}
+		}
+	}
 	// A resume uses the agent the run used unless told otherwise.
 	if message == "" && o.agent == (agentFlags{}) {
 		if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
