@@ -133,11 +133,6 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 		})
 	}
 	rep.add(scope.Check(in), in.Targets)
-	for i, f := range rep.fixes {
-		// Snapshots are refs, not tags, and the user's index is not ours
-		// to touch: restore the working tree file from the snapshot's ref.
-		rep.fixes[i] = strings.ReplaceAll(f, "git checkout "+pre+" --", "git restore --source="+snapshot.RefPrefix+pre+" --worktree --")
-	}
 	return rep.result()
 }
 

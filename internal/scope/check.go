@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/snapshot"
 )
 
 // Kind is the kind of a plan change marker.
@@ -220,9 +222,19 @@ func (c *checker) what() string {
 
 func preTag(m Marker) string {
 	if m.Task > 0 {
-		return fmt.Sprintf("task-%d-pre", m.Task)
+		return snapshot.TaskPre(m.Task)
 	}
 	return "the pre-task snapshot"
+}
+
+// restoreCmd returns, in parentheses, the git command that restores file in
+// the working tree from the task's pre-task snapshot, leaving the index
+// alone; "" when the marker names no task.
+func restoreCmd(m Marker, file string) string {
+	if m.Task <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (git restore --source=%s%s --worktree -- %s)", snapshot.RefPrefix, snapshot.TaskPre(m.Task), file)
 }
 
 func (c *checker) add(f *Finding, m Marker) {
@@ -399,8 +411,8 @@ func (c *checker) noChanges(f *Finding, m Marker) {
 		tag = "NO CHANGES"
 	}
 	f.Message = fmt.Sprintf("%s %s but the plan marks section %s %q", file, change, c.name(), tag)
-	f.Fix = fmt.Sprintf("Restore %s to its %s content (git checkout %s -- %s) unless another marked section needs the change; if it does, say why in summary.md.",
-		file, preTag(m), preTag(m), file)
+	f.Fix = fmt.Sprintf("Restore %s to its %s content%s unless another marked section needs the change; if it does, say why in summary.md.",
+		file, preTag(m), restoreCmd(m, file))
 }
 
 func (c *checker) remove(f *Finding, m Marker) {
@@ -441,8 +453,8 @@ func (c *checker) modify(f *Finding, m Marker) {
 	}
 	f.Status = Fail
 	f.Message = c.head() + fmt.Sprintf("%s section's file %s is gone", m.Kind, file)
-	f.Fix = fmt.Sprintf("Restore %s from %s (git checkout %s -- %s) and change it in place; [MODIFY] changes content, not structure.",
-		file, preTag(m), preTag(m), file)
+	f.Fix = fmt.Sprintf("Restore %s from %s%s and change it in place; [MODIFY] changes content, not structure.",
+		file, preTag(m), restoreCmd(m, file))
 }
 
 // numberWords are the spelled-out counts markers use ("add two drinks").

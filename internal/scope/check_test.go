@@ -310,6 +310,18 @@ func TestCheckFixes(t *testing.T) {
 	if want := `src/sections/StoreSection.tsx was modified but the plan marks section store "NO CHANGES for task-3"`; store.Message != want {
 		t.Errorf("NO CHANGES message = %q, want %q", store.Message, want)
 	}
+	// Snapshots are refs under refs/ralph/snapshots/, not tags: the fix
+	// names the command that reads them, and leaves the index alone.
+	if want := "(git restore --source=refs/ralph/snapshots/task-3-pre --worktree -- src/sections/StoreSection.tsx)"; !strings.Contains(store.Fix, want) {
+		t.Errorf("NO CHANGES fix = %q, want it to contain %q", store.Fix, want)
+	}
+	gone := Check(Input{Targets: []Target{{
+		Section: Section{Name: "flavors", File: gridFile, Markers: []Marker{{Kind: Modify, Task: 3}}},
+		Before:  Version{Present: true, Src: grid(day)},
+	}}})
+	if want := "(git restore --source=refs/ralph/snapshots/task-3-pre --worktree -- " + gridFile + ")"; len(gone) != 1 || !strings.Contains(gone[0].Fix, want) {
+		t.Errorf("MODIFY fix = %+v, want it to contain %q", gone, want)
+	}
 }
 
 func TestCheckMarkers(t *testing.T) {
