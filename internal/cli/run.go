@@ -85,13 +85,25 @@ The run ends with one of these reasons and exit codes:
 		Example: `  ralph run "add a dark mode toggle to the settings page"
   ralph run --agent claude --max-cost 5 "fix the failing date parser tests"
   ralph run --agent script --script demo.json "build the landing page"`,
-		Args: cobra.ExactArgs(1),
+		Args: messageArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTask(cmd.Context(), g, &o, args[0])
 		},
 	}
 	o.AddFlags(cmd)
 	return cmd
+}
+
+// messageArg wants the task message as ralph run's one argument, and says
+// how to quote it when the words came unquoted.
+func messageArg(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) > 1:
+		return usageError(fmt.Errorf("ralph run takes the task message as one argument; quote it: ralph run %q", strings.Join(args, " ")))
+	case len(args) == 0 || strings.TrimSpace(args[0]) == "":
+		return usageError(errors.New(`ralph run needs the task message: ralph run "what you want done"`))
+	}
+	return nil
 }
 
 func newResumeCommand(g *Globals) *cobra.Command {
