@@ -37,6 +37,15 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		r.deadline = start.Add(e.opt.Limits.MaxDuration)
 	}
 	det := stall.NewDetector(e.opt.Stall)
+	// A resumed task remembers its recoveries: the next stall after one
+	// is the second, which ends the task.
+	recovered, err := e.st.StallRecoveries(ctx, r.taskID)
+	if err != nil {
+		e.log.Error("read stall recoveries", "err", err)
+	}
+	for range recovered {
+		det.NoteRecovery()
+	}
 	hasher := stall.NewTreeHasher()
 	if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
 		det.SetBaseline(h)

@@ -17,10 +17,10 @@ import (
 // the second rolls back to task-N-pre and ends the run as stalled.
 func (e *Engine) recoverStall(ctx context.Context, r *run, det *stall.Detector, v stall.Verdict) (Reason, string) {
 	evidence, _ := json.Marshal(v.Evidence)
-	action := "recovered"
+	action := store.StallRecovered
 	second := det.Recoveries() >= 1
 	if second {
-		action = "rolled-back"
+		action = store.StallRolledBack
 	}
 	if err := e.st.AddStall(ctx, store.Stall{TaskID: r.taskID, Iteration: r.iteration, Kind: v.Kind.String(), Reason: v.Reason, Evidence: string(evidence), Action: action}); err != nil {
 		e.log.Error("record stall", "err", err)

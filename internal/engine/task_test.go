@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -40,5 +42,35 @@ func TestNextTaskSeesPreviousSummary(t *testing.T) {
 	}
 	if h, _ := ws.Read(workspace.TaskHistory); !strings.Contains(h, "- Task 1: Added two drinks") {
 		t.Errorf("task-history.md = %q", h)
+	}
+}
+
+// A stall recovery survives a resume: the first stall of a task recovers,
+// and the next one after `ralph resume` is the second, which ends the task
+// as stalled (SPEC §10), rather than a first recovery all over again.
+func TestStallRecoveryCountSurvivesResume(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	// The same call every iteration, changing nothing: a stall every
+	// third iteration.
+	stuck := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		emit(agent.Event{Kind: agent.KindToolCall, Tool: "read", Input: json.RawMessage(`{"path":"src/pkg0/file0.go"}`)})
+		return agent.Result{ToolCalls: 1, Final: "still looking"}, nil
+	})
+	out, err := New(ws, st, Options{Agent: stuck, Limits: Limits{MaxIterations: 4}}).Run(context.Background(), "fix the bug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != MaxIterations {
+		t.Fatalf("first run ended %s: %s", out.Reason, out.Detail)
+	}
+	if fb, _ := ws.Read(workspace.Feedback); !strings.Contains(strings.ToLower(fb), "stall") {
+		t.Fatalf("the first stall wrote no recovery guidance; feedback.md:\n%s", fb)
+	}
+	out, err = New(ws, st, Options{Agent: stuck, Limits: Limits{MaxIterations: 8}}).Resume(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Stalled || out.Iterations != 7 {
+		t.Fatalf("resumed run ended %s after %d iterations, want stalled after 7: %s", out.Reason, out.Iterations, out.Detail)
 	}
 }

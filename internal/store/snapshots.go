@@ -24,24 +24,3 @@ func (s *Store) AddSnapshot(ctx context.Context, snap Snapshot) error {
 	}
 	return nil
 }
-
-// Stall records a stall the detectors declared.
-type Stall struct {
-	TaskID    int64  `json:"task_id"`
-	Iteration int    `json:"iteration"`
-	Kind      string `json:"kind"`
-	Reason    string `json:"reason"`
-	Evidence  string `json:"evidence,omitempty"`
-	Action    string `json:"action"`
-}
-
-// AddStall records a stall.
-func (s *Store) AddStall(ctx context.Context, st Stall) error {
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO stalls (task_id, iteration, kind, reason, evidence, action, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		st.TaskID, st.Iteration, st.Kind, st.Reason, st.Evidence, st.Action, s.stamp())
-	if err != nil {
-		return fmt.Errorf("record stall: %w", err)
-	}
-	return nil
-}
