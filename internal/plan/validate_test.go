@@ -164,4 +164,25 @@ func TestSuggest(t *testing.T) {
 	if got := Suggest("zzzzzzzz", recipes, 3); len(got) != 0 {
 		t.Errorf("Suggest(zzzzzzzz) = %v, want none", got)
 	}
+
+	// The whole list, in order: nearest first, ties by name; a candidate
+	// that contains the word, or is contained in it, counts as near.
+	ids := []string{"cta", "faq", "hero", "multi-step-wizard", "pricing", "pricing-table", "team"}
+	for _, tt := range []struct {
+		word string
+		want []string
+	}{
+		{"heros", []string{"hero"}},
+		{"pricng", []string{"pricing"}},
+		{"wizard", []string{"multi-step-wizard"}},
+		{"pricing", []string{"pricing", "pricing-table"}},
+		{"zzzzzzzz", []string{}},
+		{"tea", []string{"team", "cta"}},
+		{"HERO", []string{"hero"}},
+	} {
+		got := Suggest(tt.word, ids, 3)
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.word, got, tt.want)
+		}
+	}
 }

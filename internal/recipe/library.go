@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/ralph-harness/ralph/internal/plan"
 )
 
 //go:embed library/*.md
@@ -138,64 +139,9 @@ func (l *Library) List() []Recipe {
 	return out
 }
 
-// Nearest returns up to n of the library's ids closest to id, for "did you
-// mean" messages.
+// Nearest returns up to n of the library's ids closest to id, nearest
+// first, for "did you mean" messages; plan.Suggest judges closeness, so
+// that these suggestions match plan validation's.
 func (l *Library) Nearest(id string, n int) []string {
-	return Nearest(id, l.ids, n)
-}
-
-// Nearest returns up to n of candidates closest to id: those within an
-// edit distance of max(2, len(id)/3), and those that contain id or are
-// contained in it, nearest first, ties by name.
-func Nearest(id string, candidates []string, n int) []string {
-	limit := max(2, len(id)/3)
-	type scored struct {
-		id   string
-		dist int
-	}
-	var hits []scored
-	for _, c := range candidates {
-		d := editDistance(id, c)
-		if d > limit && !(id != "" && (contains(c, id) || contains(id, c))) {
-			continue
-		}
-		hits = append(hits, scored{c, d})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].dist != hits[j].dist {
-			return hits[i].dist < hits[j].dist
-		}
-		return hits[i].id < hits[j].id
-	})
-	out := []string{}
-	for i := 0; i < len(hits) && i < n; i++ {
-		out = append(out, hits[i].id)
-	}
-	return out
-}
-
-// contains reports whether s holds sub, for subs of 3 bytes or more.
-func contains(s, sub string) bool {
-	return len(sub) >= 3 && strings.Contains(s, sub)
-}
-
-// editDistance is the Levenshtein distance between a and b, by byte.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return plan.Suggest(id, l.ids, n)
 }

@@ -39,8 +39,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/ralph-harness/ralph/internal/plan"
 )
 
 // Source of a recipe that came from the embedded library. Recipes read
@@ -147,22 +147,10 @@ func ValidID(id string) bool {
 }
 
 // SuggestedFile is where a plan section built from recipe id should live:
-// src/sections/<Pascal>Section.tsx, where <Pascal> is each dash-separated
-// word of id with its first letter upper-cased and the rest kept as they
-// are. So hero → src/sections/HeroSection.tsx, multi-step-wizard →
+// plan.DefaultSectionFile, src/sections/<Pascal>Section.tsx. So hero →
+// src/sections/HeroSection.tsx, multi-step-wizard →
 // MultiStepWizardSection.tsx and cta → CtaSection.tsx (acronyms are not
 // special).
 func SuggestedFile(id string) string {
-	var b strings.Builder
-	b.WriteString("src/sections/")
-	for _, w := range strings.Split(id, "-") {
-		if w == "" {
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(w)
-		b.WriteRune(unicode.ToUpper(r))
-		b.WriteString(w[size:])
-	}
-	b.WriteString("Section.tsx")
-	return b.String()
+	return plan.DefaultSectionFile(id)
 }
