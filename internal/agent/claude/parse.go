@@ -104,12 +104,8 @@ func (u *wireUsage) usage() agent.Usage {
 
 // Line parses one line of stream-json.
 func (p *Parser) Line(line string, emit func(agent.Event)) {
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "{") {
-		return
-	}
 	var l streamLine
-	if json.Unmarshal([]byte(line), &l) != nil {
+	if !cliagent.DecodeLine(line, &l) {
 		return
 	}
 	out := func(e agent.Event) { p.tally.Emit(emit, e) }
@@ -131,7 +127,7 @@ func (p *Parser) system(l streamLine, out func(agent.Event)) {
 		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("claude session %s, model %s", l.SessionID, l.Model)})
 	case "api_retry":
 		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("claude retrying the API (attempt %d of %d, status %s, %s)",
-			l.Attempt, l.MaxRetries, rawText(l.ErrorStatus), rawText(l.Error))})
+			l.Attempt, l.MaxRetries, cliagent.Message(l.ErrorStatus), cliagent.Message(l.Error))})
 	}
 }
 
@@ -187,14 +183,14 @@ func (p *Parser) result(l streamLine, out func(agent.Event)) {
 	u.CostUSD = l.TotalCostUSD
 	p.tally.Usage = u
 	out(agent.Event{Kind: agent.KindUsage, Usage: &u})
-	text := rawText(l.Result)
-	status := rawText(l.APIErrorStatus)
+	text := cliagent.Message(l.Result)
+	status := cliagent.Message(l.APIErrorStatus)
 	if l.IsError && l.Subtype != "error_max_turns" {
 		msg := text
 		if msg == "" {
 			var errs []string
 			for _, e := range l.Errors {
-				errs = append(errs, rawText(e))
+				errs = append(errs, cliagent.Message(e))
 			}
 			msg = strings.Join(errs, "; ")
 		}
@@ -254,23 +250,4 @@ func contentText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// rawText renders a JSON value as text: strings unquoted, null empty,
-// objects with a "message" field as that message.
-func rawText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return obj.Message
-	}
-	return string(raw)
 }

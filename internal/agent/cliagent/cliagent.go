@@ -8,6 +8,7 @@ package cliagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -220,4 +221,37 @@ func WriteTemp(pattern, content string) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// DecodeLine unmarshals line into v when it is a JSON object and reports
+// whether it was. Parsers skip the lines it rejects: progress output,
+// warnings and anything else that is not an event.
+func DecodeLine(line string, v any) bool {
+	line = strings.TrimSpace(line)
+	return strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), v) == nil
+}
+
+// Text renders a JSON value as text: a string as itself, null or nothing
+// as "", anything else as its JSON.
+func Text(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// Message renders an error value: an object's "message" field when it
+// has one, otherwise as Text.
+func Message(raw json.RawMessage) string {
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		return obj.Message
+	}
+	return Text(raw)
 }

@@ -2,7 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -75,12 +74,8 @@ type item struct {
 
 // Line parses one line of codex's JSONL.
 func (p *Parser) Line(line string, emit func(agent.Event)) {
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "{") {
-		return
-	}
 	var e event
-	if json.Unmarshal([]byte(line), &e) != nil {
+	if !cliagent.DecodeLine(line, &e) {
 		return
 	}
 	out := func(ev agent.Event) { p.tally.Emit(emit, ev) }
@@ -106,7 +101,7 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 			out(agent.Event{Kind: agent.KindUsage, Usage: &u})
 		}
 	case "turn.failed", "error":
-		msg := errorText(e.Error)
+		msg := cliagent.Message(e.Error)
 		if msg == "" {
 			msg = e.Message
 		}
@@ -210,7 +205,7 @@ func toolResult(it item) (string, bool) {
 		}
 		return strings.Join(lines, "\n"), failed
 	case "mcp_tool_call":
-		if msg := errorText(it.Error); msg != "" {
+		if msg := cliagent.Message(it.Error); msg != "" {
 			return msg, true
 		}
 		return string(it.Result), failed
@@ -222,22 +217,4 @@ func toolResult(it item) (string, bool) {
 func (p *Parser) Outcome() cliagent.Outcome {
 	return cliagent.Outcome{Result: p.tally.Result(""), Failed: p.failed, Message: p.message,
 		RateLimited: p.failed && agent.IsRateLimit(p.message)}
-}
-
-// errorText renders an error value: a string or an object with a message.
-func errorText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return obj.Message
-	}
-	return fmt.Sprint(string(raw))
 }

@@ -59,12 +59,8 @@ type event struct {
 
 // Line parses one line of stream-json.
 func (p *Parser) Line(line string, emit func(agent.Event)) {
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "{") {
-		return
-	}
 	var e event
-	if json.Unmarshal([]byte(line), &e) != nil {
+	if !cliagent.DecodeLine(line, &e) {
 		return
 	}
 	out := func(ev agent.Event) { p.tally.Emit(emit, ev) }
@@ -89,8 +85,8 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 		}
 		out(agent.Event{Kind: agent.KindToolCall, Tool: e.ToolName, ToolID: e.ToolID, Input: in})
 	case "tool_result":
-		text, isErr := text(e.Output), e.Status == "error"
-		if msg := text2(e.Error); msg != "" {
+		text, isErr := cliagent.Text(e.Output), e.Status == "error"
+		if msg := errorText(e.Error); msg != "" {
 			text, isErr = msg, true
 		}
 		out(agent.Event{Kind: agent.KindToolResult, Tool: p.names[e.ToolID], ToolID: e.ToolID, Text: text, IsError: isErr})
@@ -108,7 +104,7 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 		}
 		if e.Status == "error" {
 			p.failed = true
-			p.message = text2(e.Error)
+			p.message = errorText(e.Error)
 			if p.message == "" {
 				p.message = "gemini reported an error"
 			}
@@ -123,28 +119,15 @@ func (p *Parser) Outcome() cliagent.Outcome {
 		RateLimited: p.failed && agent.IsRateLimit(p.message)}
 }
 
-// text renders a JSON value: a string as itself, anything else as JSON.
-func text(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
-}
-
-// text2 renders an error value: a string, or an object's message.
-func text2(raw json.RawMessage) string {
-	var obj struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+// errorText renders an error value: a string, or an object's message
+// ("" for an object without one).
+func errorText(raw json.RawMessage) string {
+	if len(raw) > 0 && raw[0] == '{' {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		json.Unmarshal(raw, &obj)
 		return obj.Message
 	}
-	if len(raw) > 0 && raw[0] == '{' {
-		return ""
-	}
-	return text(raw)
+	return cliagent.Text(raw)
 }

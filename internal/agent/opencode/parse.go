@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
@@ -65,12 +64,8 @@ type part struct {
 
 // Line parses one line of opencode's JSON output.
 func (p *Parser) Line(line string, emit func(agent.Event)) {
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "{") {
-		return
-	}
 	var e event
-	if json.Unmarshal([]byte(line), &e) != nil {
+	if !cliagent.DecodeLine(line, &e) {
 		return
 	}
 	out := func(ev agent.Event) { p.tally.Emit(emit, ev) }
@@ -91,9 +86,9 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 		}
 		switch s.Status {
 		case "completed":
-			out(agent.Event{Kind: agent.KindToolResult, Tool: e.Part.Tool, ToolID: e.Part.CallID, Text: rawText(s.Output)})
+			out(agent.Event{Kind: agent.KindToolResult, Tool: e.Part.Tool, ToolID: e.Part.CallID, Text: cliagent.Text(s.Output)})
 		case "error":
-			out(agent.Event{Kind: agent.KindToolResult, Tool: e.Part.Tool, ToolID: e.Part.CallID, Text: rawText(s.Error), IsError: true})
+			out(agent.Event{Kind: agent.KindToolResult, Tool: e.Part.Tool, ToolID: e.Part.CallID, Text: cliagent.Text(s.Error), IsError: true})
 		}
 	case "step_finish":
 		t := e.Part.Tokens
@@ -112,17 +107,6 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 func (p *Parser) Outcome() cliagent.Outcome {
 	return cliagent.Outcome{Result: p.tally.Result(""), Failed: p.failed, Message: p.message,
 		RateLimited: p.failed && agent.IsRateLimit(p.message)}
-}
-
-func rawText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
 }
 
 // errorText renders opencode's error: {name, data{message}}, {message}, or
@@ -149,7 +133,7 @@ func errorText(raw json.RawMessage) string {
 			return obj.Name
 		}
 	}
-	if s := rawText(raw); s != "" {
+	if s := cliagent.Text(raw); s != "" {
 		return s
 	}
 	return "opencode reported an error"
