@@ -42,11 +42,7 @@ answer it (ralph approve ID, ralph reject ID). Works while a run is going.`,
 }
 
 func runPending(ctx context.Context, g *Globals, asJSON bool) error {
-	ws, _, err := openWorkspace(ctx, g)
-	if err != nil {
-		return err
-	}
-	st, err := openStoreReadOnly(ctx, ws)
+	_, st, err := openRunStore(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -129,11 +125,7 @@ func runAnswer(ctx context.Context, g *Globals, arg, status string, o HumanOptio
 	if err != nil || id <= 0 {
 		return usageError(fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
 	}
-	ws, _, err := openWorkspace(ctx, g)
-	if err != nil {
-		return err
-	}
-	st, err := openStoreReadOnly(ctx, ws)
+	ws, st, err := openRunStore(ctx, g)
 	if err != nil {
 		return err
 	}

@@ -23,11 +23,7 @@ gates failed, stalls, the end). -f follows a running task until it ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			ws, _, err := openWorkspace(ctx, g)
-			if err != nil {
-				return err
-			}
-			st, err := openStoreReadOnly(ctx, ws)
+			ws, st, err := openRunStore(ctx, g)
 			if err != nil {
 				return err
 			}

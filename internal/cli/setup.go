@@ -59,13 +59,23 @@ func openStore(ctx context.Context, ws *workspace.Workspace) (*store.Store, erro
 	return store.Open(ctx, ws.Path(workspace.Database))
 }
 
-// openStoreReadOnly opens the database for a read-only command, failing
-// clearly when no run has created it yet.
-func openStoreReadOnly(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
-	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
-		return nil, &ExitError{Code: 1, Err: errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)")}
+// openRunStore opens the workspace and the database a run created, for the
+// commands that work beside a run (status, log, stop, pending, approve,
+// reject). It fails clearly when no run has created the database yet, and
+// never creates it.
+func openRunStore(ctx context.Context, g *Globals) (*workspace.Workspace, *store.Store, error) {
+	ws, _, err := openWorkspace(ctx, g)
+	if err != nil {
+		return nil, nil, err
 	}
-	return store.Open(ctx, ws.Path(workspace.Database))
+	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
+		return nil, nil, &ExitError{Code: 1, Err: errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)")}
+	}
+	st, err := store.Open(ctx, ws.Path(workspace.Database))
+	if err != nil {
+		return nil, nil, err
+	}
+	return ws, st, nil
 }
 
 // agentFlags are the flags that choose and configure the agent.

@@ -44,11 +44,7 @@ func newStatusCommand(g *Globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			ws, _, err := openWorkspace(ctx, g)
-			if err != nil {
-				return err
-			}
-			st, err := openStoreReadOnly(ctx, ws)
+			ws, st, err := openRunStore(ctx, g)
 			if err != nil {
 				return err
 			}
