@@ -176,17 +176,10 @@ var cliBackends = []cliBackend{
 
 // backendConfig merges ralph.toml's [agents.NAME] table and the flags.
 func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Config {
-	model := f.Model
-	if model == "" {
-		model = b.Model
-	}
-	if model == "" {
-		model = cfg.Model
-	}
 	return agent.Config{
 		Binary:         b.Binary,
 		Args:           b.Args,
-		Model:          model,
+		Model:          modelFor(cfg, b, f),
 		Env:            b.Env,
 		MaxTurns:       b.MaxTurns,
 		PermissionMode: b.PermissionMode,
@@ -195,14 +188,18 @@ func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Conf
 
 // apiConfig configures the built-in api agent from [agents.api] and flags.
 func apiConfig(cfg config.Config, b config.Backend, f agentFlags) api.Config {
-	model := f.Model
-	if model == "" {
-		model = b.Model
+	return api.Config{Provider: b.Provider, Model: modelFor(cfg, b, f), BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
+}
+
+// modelFor is the model a backend runs: --model, else [agents.NAME]
+// model, else the top-level model of ralph.toml.
+func modelFor(cfg config.Config, b config.Backend, f agentFlags) string {
+	for _, m := range []string{f.Model, b.Model, cfg.Model} {
+		if m != "" {
+			return m
+		}
 	}
-	if model == "" {
-		model = cfg.Model
-	}
-	return api.Config{Provider: b.Provider, Model: model, BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
+	return ""
 }
 
 // taskParser returns the parser that writes task.md: Option A through the
