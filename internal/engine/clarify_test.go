@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestNeedsClarificationAsksHumanFirst(t *testing.T) {
 			reqs, err := st.PendingHumanRequests(ctx)
 			if err == nil && len(reqs) == 1 {
 				if ws.Status() != workspace.StatusWaiting {
-					answered <- errorf("status.txt = %q while the question waits", ws.Status())
+					answered <- fmt.Errorf("status.txt = %q while the question waits", ws.Status())
 					return
 				}
 				_, err := st.ResolveHuman(ctx, reqs[0].ID, store.HumanApproved, "add them to the existing 8")
@@ -53,7 +54,7 @@ func TestNeedsClarificationAsksHumanFirst(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		answered <- errorf("no clarification request appeared")
+		answered <- fmt.Errorf("no clarification request appeared")
 	}()
 	out, err := e.Run(context.Background(), "more drinks for nighttime")
 	if err != nil {

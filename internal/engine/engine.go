@@ -19,7 +19,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -200,5 +199,3 @@ func (e *Engine) now() time.Time { return e.opt.Now() }
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

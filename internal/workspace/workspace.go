@@ -103,12 +103,6 @@ func (w *Workspace) Path(name string) string {
 // StateDir returns the path of .ralph/.
 func (w *Workspace) StateDir() string { return filepath.Join(w.Root, Dir) }
 
-// Initialized reports whether .ralph/ exists.
-func (w *Workspace) Initialized() bool {
-	fi, err := os.Stat(w.StateDir())
-	return err == nil && fi.IsDir()
-}
-
 // Init creates .ralph/ with its .gitignore and the initial state files.
 // It leaves existing files alone, so it is safe to run twice.
 func (w *Workspace) Init() error {
