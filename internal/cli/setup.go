@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -174,12 +175,13 @@ var cliBackends = []cliBackend{
 	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
 }
 
-// backendConfig merges ralph.toml's [agents.NAME] table and the flags.
+// backendConfig merges ralph.toml's [agents.NAME] table and the flags;
+// the model is --model, else [agents.NAME] model, else the top-level one.
 func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Config {
 	return agent.Config{
 		Binary:         b.Binary,
 		Args:           b.Args,
-		Model:          modelFor(cfg, b, f),
+		Model:          cmp.Or(f.Model, b.Model, cfg.Model),
 		Env:            b.Env,
 		MaxTurns:       b.MaxTurns,
 		PermissionMode: b.PermissionMode,
@@ -188,18 +190,7 @@ func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Conf
 
 // apiConfig configures the built-in api agent from [agents.api] and flags.
 func apiConfig(cfg config.Config, b config.Backend, f agentFlags) api.Config {
-	return api.Config{Provider: b.Provider, Model: modelFor(cfg, b, f), BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
-}
-
-// modelFor is the model a backend runs: --model, else [agents.NAME]
-// model, else the top-level model of ralph.toml.
-func modelFor(cfg config.Config, b config.Backend, f agentFlags) string {
-	for _, m := range []string{f.Model, b.Model, cfg.Model} {
-		if m != "" {
-			return m
-		}
-	}
-	return ""
+	return api.Config{Provider: b.Provider, Model: cmp.Or(f.Model, b.Model, cfg.Model), BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
 }
 
 // taskParser returns the parser that writes task.md: Option A through the
