@@ -179,7 +179,7 @@ func version(fsys fs.FS, file string) (scope.Version, error) {
 type markedSection struct {
 	node    *plan.Node
 	name    string
-	markers []scope.Marker
+	markers []plan.Marker
 }
 
 // hasTaskMarkers reports whether any element of root has a marker for
@@ -217,17 +217,18 @@ func markedSections(root *plan.Node, n int) []markedSection {
 	return out
 }
 
-// applicable converts the markers that apply in task n: those naming task
-// n, and PRESERVED and NO CHANGES markers naming no task. An unnumbered
-// PRESERVED marker yields to a [REMOVE] of task n on the same element.
-func applicable(ms []plan.Marker, n int) []scope.Marker {
+// applicable returns the markers that apply in task n, with Task set to n:
+// those naming task n, and PRESERVED and NO CHANGES markers naming no task.
+// An unnumbered PRESERVED marker yields to a [REMOVE] of task n on the same
+// element.
+func applicable(ms []plan.Marker, n int) []plan.Marker {
 	removes := false
 	for _, m := range ms {
 		if m.Task == n && m.Kind == plan.Remove {
 			removes = true
 		}
 	}
-	var out []scope.Marker
+	var out []plan.Marker
 	for _, m := range ms {
 		switch {
 		case m.Task == n:
@@ -236,24 +237,8 @@ func applicable(ms []plan.Marker, n int) []scope.Marker {
 		default:
 			continue
 		}
-		sm := scope.Marker{Task: n, Text: m.Text}
-		switch m.Kind {
-		case plan.Add:
-			sm.Kind, sm.Count = scope.Add, m.Count
-		case plan.Modify:
-			sm.Kind = scope.Modify
-		case plan.Fix:
-			sm.Kind = scope.Fix
-		case plan.Remove:
-			sm.Kind, sm.Count = scope.Remove, m.Count
-		case plan.NoChanges:
-			sm.Kind = scope.NoChanges
-		case plan.Preserved:
-			sm.Kind = scope.Preserved
-		default:
-			continue
-		}
-		out = append(out, sm)
+		m.Task = n
+		out = append(out, m)
 	}
 	return out
 }

@@ -5,58 +5,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 )
 
-// Kind is the kind of a plan change marker.
-type Kind uint8
-
-// The marker kinds of the plan mutation protocol.
-const (
-	Add       Kind = iota + 1 // {/* TASK-N [ADD]: … */}
-	Modify                    // {/* TASK-N [MODIFY]: … */}
-	Fix                       // {/* TASK-N [FIX]: … */}
-	Remove                    // {/* TASK-N [REMOVE]: … */}
-	NoChanges                 // {/* NO CHANGES for task-N */}
-	Preserved                 // {/* … PRESERVED … */}
-)
-
-// String returns the marker as the plan writes it.
-func (k Kind) String() string {
-	switch k {
-	case Add:
-		return "[ADD]"
-	case Modify:
-		return "[MODIFY]"
-	case Fix:
-		return "[FIX]"
-	case Remove:
-		return "[REMOVE]"
-	case NoChanges:
-		return "NO CHANGES"
-	case Preserved:
-		return "PRESERVED"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
-
-// Marker is one change marker on a plan section.
-type Marker struct {
-	Kind Kind
-	// Task is the task number N the marker belongs to (TASK-N, task-N-pre).
-	Task int
-	// Count is the number of items an [ADD] or [REMOVE] names; when 0,
-	// Check looks for a number ("2", "two") in Text after the marker tag.
-	Count int
-	// Text is the marker comment's text, as written in the plan.
-	Text string
-}
-
 // Section is a marked plan section and the source file that renders it.
 type Section struct {
-	Name    string // the section's name (its gumdrop), for messages
-	File    string // the source file, relative to the project root
-	Markers []Marker
+	Name string // the section's name (its gumdrop), for messages
+	File string // the source file, relative to the project root
+	// Markers are the markers that apply to the section in this task, each
+	// with Task set to the task's number (task-N-pre).
+	Markers []plan.Marker
 }
 
 // Version is one side of the comparison: the section file at task-N-pre,
@@ -165,22 +124,22 @@ func (c *checker) counts() {
 	}
 }
 
-func (c *checker) marker(m Marker) (Finding, bool) {
+func (c *checker) marker(m plan.Marker) (Finding, bool) {
 	c.counts()
 	f := Finding{Section: c.t.Section.Name, File: c.t.Section.File}
 	if c.hasPre || c.hasNow {
 		f.Detail = fmt.Sprintf("before: %s; now: %s", c.side(c.hasPre, c.before), c.side(c.hasNow, c.now))
 	}
 	switch m.Kind {
-	case Add:
+	case plan.Add:
 		c.add(&f, m)
-	case Preserved:
+	case plan.Preserved:
 		c.preserved(&f, m)
-	case NoChanges:
+	case plan.NoChanges:
 		c.noChanges(&f, m)
-	case Remove:
+	case plan.Remove:
 		c.remove(&f, m)
-	case Modify:
+	case plan.Modify:
 		c.modify(&f, m)
 	default:
 		return Finding{}, false
@@ -220,7 +179,7 @@ func (c *checker) what() string {
 	return "the section"
 }
 
-func preTag(m Marker) string {
+func preTag(m plan.Marker) string {
 	if m.Task > 0 {
 		return snapshot.TaskPre(m.Task)
 	}
@@ -230,18 +189,18 @@ func preTag(m Marker) string {
 // restoreCmd returns, in parentheses, the git command that restores file in
 // the working tree from the task's pre-task snapshot, leaving the index
 // alone; "" when the marker names no task.
-func restoreCmd(m Marker, file string) string {
+func restoreCmd(m plan.Marker, file string) string {
 	if m.Task <= 0 {
 		return ""
 	}
 	return fmt.Sprintf(" (git restore --source=%s%s --worktree -- %s)", snapshot.RefPrefix, snapshot.TaskPre(m.Task), file)
 }
 
-func (c *checker) add(f *Finding, m Marker) {
+func (c *checker) add(f *Finding, m plan.Marker) {
 	file := c.t.Section.File
 	if !c.hasNow {
 		f.Status = Fail
-		f.Message = c.head() + fmt.Sprintf("%s expects new items but %s does not exist", m.Kind, file)
+		f.Message = c.head() + fmt.Sprintf("[%s] expects new items but %s does not exist", m.Kind, file)
 		f.Fix = fmt.Sprintf("Restore or create %s and add the new items there; keep any existing ones.", file)
 		return
 	}
@@ -254,7 +213,7 @@ func (c *checker) add(f *Finding, m Marker) {
 			return
 		}
 		f.Status = Warn
-		f.Message = c.head() + fmt.Sprintf("%s but no new items detected: had %d items, now has %d", m.Kind, pre, now)
+		f.Message = c.head() + fmt.Sprintf("[%s] but no new items detected: had %d items, now has %d", m.Kind, pre, now)
 		f.Fix = fmt.Sprintf("Add the new items the marker describes (%q) to %s; keep the existing %d unchanged.", m.Text, c.what(), pre)
 		return
 	}
@@ -282,7 +241,7 @@ func (c *checker) add(f *Finding, m Marker) {
 	}
 }
 
-func (c *checker) preserved(f *Finding, m Marker) {
+func (c *checker) preserved(f *Finding, m plan.Marker) {
 	file := c.t.Section.File
 	if !c.hasPre {
 		f.Status = Pass
@@ -388,7 +347,7 @@ func quoteList(labels []string) string {
 	return strings.Join(q, ", ")
 }
 
-func (c *checker) noChanges(f *Finding, m Marker) {
+func (c *checker) noChanges(f *Finding, m plan.Marker) {
 	file := c.t.Section.File
 	b, n := c.t.Before, c.t.Now
 	var change string
@@ -415,7 +374,7 @@ func (c *checker) noChanges(f *Finding, m Marker) {
 		file, preTag(m), restoreCmd(m, file))
 }
 
-func (c *checker) remove(f *Finding, m Marker) {
+func (c *checker) remove(f *Finding, m plan.Marker) {
 	file := c.t.Section.File
 	if !c.hasNow {
 		f.Status = Pass
@@ -440,11 +399,11 @@ func (c *checker) remove(f *Finding, m Marker) {
 		return
 	}
 	f.Status = Warn
-	f.Message = c.head() + fmt.Sprintf("%s but %s is still present", m.Kind, file)
+	f.Message = c.head() + fmt.Sprintf("[%s] but %s is still present", m.Kind, file)
 	f.Fix = fmt.Sprintf("Remove what the marker names (%q) from %s, or delete the file if the whole section goes.", m.Text, file)
 }
 
-func (c *checker) modify(f *Finding, m Marker) {
+func (c *checker) modify(f *Finding, m plan.Marker) {
 	file := c.t.Section.File
 	if c.hasNow {
 		f.Status = Pass
@@ -452,7 +411,7 @@ func (c *checker) modify(f *Finding, m Marker) {
 		return
 	}
 	f.Status = Fail
-	f.Message = c.head() + fmt.Sprintf("%s section's file %s is gone", m.Kind, file)
+	f.Message = c.head() + fmt.Sprintf("[%s] section's file %s is gone", m.Kind, file)
 	f.Fix = fmt.Sprintf("Restore %s from %s%s and change it in place; [MODIFY] changes content, not structure.",
 		file, preTag(m), restoreCmd(m, file))
 }
@@ -465,7 +424,7 @@ var numberWords = map[string]int{
 
 // markerCount returns the marker's Count, or else the first number in its
 // text after the marker tag ("TASK-3 [ADD]: 2 nighttime drinks" → 2).
-func markerCount(m Marker) int {
+func markerCount(m plan.Marker) int {
 	if m.Count > 0 {
 		return m.Count
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/plan"
 )
 
 // flavor is one energy drink of the VIBRANT ENERGY landing page.
@@ -142,16 +144,16 @@ var storePre = []byte(`export function StoreSection() {
 func task3(now []byte, nowSiblings func(string) ([]byte, bool), store []byte) Input {
 	return Input{Targets: []Target{
 		{
-			Section: Section{Name: "flavors", File: gridFile, Markers: []Marker{
-				{Kind: Add, Task: 3, Text: "TASK-3 [ADD]: 2 nighttime drink flavors (Moonlit Calm, Deep Rest)"},
-				{Kind: Preserved, Task: 3, Text: "EXISTING 8 flavors PRESERVED — do not remove or convert"},
+			Section: Section{Name: "flavors", File: gridFile, Markers: []plan.Marker{
+				{Kind: plan.Add, Task: 3, Text: "TASK-3 [ADD]: 2 nighttime drink flavors (Moonlit Calm, Deep Rest)"},
+				{Kind: plan.Preserved, Task: 3, Text: "EXISTING 8 flavors PRESERVED — do not remove or convert"},
 			}},
 			Before: Version{Present: true, Src: grid(day)},
 			Now:    Version{Present: now != nil, Src: now, Siblings: nowSiblings},
 		},
 		{
-			Section: Section{Name: "store", File: storeFile, Markers: []Marker{
-				{Kind: NoChanges, Task: 3, Text: "NO CHANGES for task-3 — preserve as-is"},
+			Section: Section{Name: "store", File: storeFile, Markers: []plan.Marker{
+				{Kind: plan.NoChanges, Task: 3, Text: "NO CHANGES for task-3 — preserve as-is"},
 			}},
 			Before: Version{Present: true, Src: storePre},
 			Now:    Version{Present: store != nil, Src: store},
@@ -316,7 +318,7 @@ func TestCheckFixes(t *testing.T) {
 		t.Errorf("NO CHANGES fix = %q, want it to contain %q", store.Fix, want)
 	}
 	gone := Check(Input{Targets: []Target{{
-		Section: Section{Name: "flavors", File: gridFile, Markers: []Marker{{Kind: Modify, Task: 3}}},
+		Section: Section{Name: "flavors", File: gridFile, Markers: []plan.Marker{{Kind: plan.Modify, Task: 3}}},
 		Before:  Version{Present: true, Src: grid(day)},
 	}}})
 	if want := "(git restore --source=refs/ralph/snapshots/task-3-pre --worktree -- " + gridFile + ")"; len(gone) != 1 || !strings.Contains(gone[0].Fix, want) {
@@ -328,31 +330,31 @@ func TestCheckMarkers(t *testing.T) {
 	pre := Version{Present: true, Src: grid(day)}
 	tests := []struct {
 		name   string
-		marker Marker
+		marker plan.Marker
 		before Version
 		now    Version
 		want   Status
 		msg    string
 	}{
-		{"modify kept", Marker{Kind: Modify, Task: 3}, pre, Version{Present: true, Src: grid(converted(0))}, Pass, "still present"},
-		{"modify gone", Marker{Kind: Modify, Task: 3}, pre, Version{}, Fail, "[MODIFY] section's file src/sections/FlavorGridSection.tsx is gone"},
-		{"remove gone", Marker{Kind: Remove, Task: 3}, pre, Version{}, Pass, "removed"},
-		{"remove still there", Marker{Kind: Remove, Task: 3, Text: "TASK-3 [REMOVE]: the flavor grid"}, pre, pre, Warn, "still present"},
-		{"remove 2 done", Marker{Kind: Remove, Task: 3, Count: 2}, pre, Version{Present: true, Src: grid(day[:6])}, Pass, "6 items (8 - 2)"},
-		{"remove 2 not done", Marker{Kind: Remove, Task: 3, Text: "[REMOVE]: two old flavors"}, pre, pre, Warn, "expected at most 6 items (8 - 2), found 8"},
-		{"remove fewer items", Marker{Kind: Remove, Task: 3}, pre, Version{Present: true, Src: grid(day[:7])}, Pass, "fell from 8 to 7"},
-		{"add without count, grew", Marker{Kind: Add, Task: 3, Text: "[ADD]: night drinks"}, pre, Version{Present: true, Src: grid(cat(day, night))}, Pass, "rose from 8 to 12"},
-		{"add without count, same", Marker{Kind: Add, Task: 3, Text: "[ADD]: night drinks"}, pre, pre, Warn, "no new items detected"},
-		{"add to a new file", Marker{Kind: Add, Task: 3, Count: 2}, Version{}, Version{Present: true, Src: grid(night[:2])}, Pass, "2 items (0 + 2)"},
-		{"preserved new file", Marker{Kind: Preserved, Task: 3}, Version{}, pre, Pass, "nothing to preserve"},
-		{"no changes unchanged", Marker{Kind: NoChanges, Task: 3}, pre, pre, Pass, "unchanged"},
-		{"no changes created", Marker{Kind: NoChanges, Task: 3}, Version{}, pre, Warn, "was created"},
-		{"no changes both absent", Marker{Kind: NoChanges, Task: 3}, Version{}, Version{}, Pass, "unchanged"},
+		{"modify kept", plan.Marker{Kind: plan.Modify, Task: 3}, pre, Version{Present: true, Src: grid(converted(0))}, Pass, "still present"},
+		{"modify gone", plan.Marker{Kind: plan.Modify, Task: 3}, pre, Version{}, Fail, "[MODIFY] section's file src/sections/FlavorGridSection.tsx is gone"},
+		{"remove gone", plan.Marker{Kind: plan.Remove, Task: 3}, pre, Version{}, Pass, "removed"},
+		{"remove still there", plan.Marker{Kind: plan.Remove, Task: 3, Text: "TASK-3 [REMOVE]: the flavor grid"}, pre, pre, Warn, "still present"},
+		{"remove 2 done", plan.Marker{Kind: plan.Remove, Task: 3, Count: 2}, pre, Version{Present: true, Src: grid(day[:6])}, Pass, "6 items (8 - 2)"},
+		{"remove 2 not done", plan.Marker{Kind: plan.Remove, Task: 3, Text: "[REMOVE]: two old flavors"}, pre, pre, Warn, "expected at most 6 items (8 - 2), found 8"},
+		{"remove fewer items", plan.Marker{Kind: plan.Remove, Task: 3}, pre, Version{Present: true, Src: grid(day[:7])}, Pass, "fell from 8 to 7"},
+		{"add without count, grew", plan.Marker{Kind: plan.Add, Task: 3, Text: "[ADD]: night drinks"}, pre, Version{Present: true, Src: grid(cat(day, night))}, Pass, "rose from 8 to 12"},
+		{"add without count, same", plan.Marker{Kind: plan.Add, Task: 3, Text: "[ADD]: night drinks"}, pre, pre, Warn, "no new items detected"},
+		{"add to a new file", plan.Marker{Kind: plan.Add, Task: 3, Count: 2}, Version{}, Version{Present: true, Src: grid(night[:2])}, Pass, "2 items (0 + 2)"},
+		{"preserved new file", plan.Marker{Kind: plan.Preserved, Task: 3}, Version{}, pre, Pass, "nothing to preserve"},
+		{"no changes unchanged", plan.Marker{Kind: plan.NoChanges, Task: 3}, pre, pre, Pass, "unchanged"},
+		{"no changes created", plan.Marker{Kind: plan.NoChanges, Task: 3}, Version{}, pre, Warn, "was created"},
+		{"no changes both absent", plan.Marker{Kind: plan.NoChanges, Task: 3}, Version{}, Version{}, Pass, "unchanged"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := Check(Input{Targets: []Target{{
-				Section: Section{Name: "flavors", File: gridFile, Markers: []Marker{tt.marker}},
+				Section: Section{Name: "flavors", File: gridFile, Markers: []plan.Marker{tt.marker}},
 				Before:  tt.before, Now: tt.now,
 			}}})
 			if len(fs) != 1 {
@@ -363,21 +365,21 @@ func TestCheckMarkers(t *testing.T) {
 			}
 		})
 	}
-	if fs := Check(Input{Targets: []Target{{Section: Section{Markers: []Marker{{Kind: Fix}}}}}}); len(fs) != 0 {
+	if fs := Check(Input{Targets: []Target{{Section: Section{Markers: []plan.Marker{{Kind: plan.Fix}}}}}}); len(fs) != 0 {
 		t.Errorf("[FIX] produced findings: %+v", fs)
 	}
 }
 
 func TestMarkerCount(t *testing.T) {
 	tests := []struct {
-		m    Marker
+		m    plan.Marker
 		want int
 	}{
-		{Marker{Count: 5, Text: "3 things"}, 5},
-		{Marker{Text: "TASK-3 [ADD]: 2 nighttime drink flavors (Moonlit Calm, Deep Rest)"}, 2},
-		{Marker{Text: "TASK-12 [ADD]: two more drinks for the h2 grid"}, 2},
-		{Marker{Text: "TASK-3 [ADD]: nighttime drinks"}, 0},
-		{Marker{Text: "[REMOVE]: 3D hero"}, 0},
+		{plan.Marker{Count: 5, Text: "3 things"}, 5},
+		{plan.Marker{Text: "TASK-3 [ADD]: 2 nighttime drink flavors (Moonlit Calm, Deep Rest)"}, 2},
+		{plan.Marker{Text: "TASK-12 [ADD]: two more drinks for the h2 grid"}, 2},
+		{plan.Marker{Text: "TASK-3 [ADD]: nighttime drinks"}, 0},
+		{plan.Marker{Text: "[REMOVE]: 3D hero"}, 0},
 	}
 	for _, tt := range tests {
 		if got := markerCount(tt.m); got != tt.want {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/plan"
 )
 
 // FuzzCountItems checks that counting never panics and terminates on any
@@ -29,7 +31,7 @@ func FuzzCountItems(f *testing.F) {
 		}
 		CountItems(src, nil)
 		Check(Input{Targets: []Target{{
-			Section: Section{Name: "s", File: "s.tsx", Markers: []Marker{{Kind: Add, Count: 2}, {Kind: Preserved}, {Kind: NoChanges}, {Kind: Remove}, {Kind: Modify}}},
+			Section: Section{Name: "s", File: "s.tsx", Markers: []plan.Marker{{Kind: plan.Add, Count: 2}, {Kind: plan.Preserved}, {Kind: plan.NoChanges}, {Kind: plan.Remove}, {Kind: plan.Modify}}},
 			Before:  Version{Present: true, Src: src, Siblings: self},
 			Now:     Version{Present: true, Src: append([]byte("const x = ["), src...)},
 		}}})
