@@ -86,16 +86,7 @@ func (s *AnthropicServer) handle(w http.ResponseWriter, r *http.Request) {
 		req.Tools = append(req.Tools, Tool{Name: t.Name, Schema: t.InputSchema})
 	}
 
-	turn := Turn{Text: "ok"}
-	if len(req.Tools) > 0 {
-		if t, ok := s.script.next(); ok {
-			turn, req.Scripted = t, true
-		} else {
-			turn = Text("The script has no more turns.")
-			req.Scripted = true
-		}
-	}
-	s.record(req)
+	turn := s.take(&req, len(req.Tools) > 0)
 
 	if turn.Status != 0 {
 		if turn.RetryAfter != "" {

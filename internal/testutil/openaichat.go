@@ -107,16 +107,7 @@ func (s *ChatServer) handle(w http.ResponseWriter, r *http.Request) {
 		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Schema: t.Function.Parameters})
 	}
 
-	turn := Turn{Text: "ok"}
-	if len(req.Tools) > 0 || s.AnswerAll {
-		if t, ok := s.script.next(); ok {
-			turn, req.Scripted = t, true
-		} else {
-			turn = Text("The script has no more turns.")
-			req.Scripted = true
-		}
-	}
-	s.record(req)
+	turn := s.take(&req, len(req.Tools) > 0 || s.AnswerAll)
 
 	if turn.Status != 0 {
 		if turn.RetryAfter != "" {

@@ -69,6 +69,23 @@ func (s *server) Push(turns ...Turn) { s.script.push(turns) }
 // Remaining is how many turns the script still holds.
 func (s *server) Remaining() int { return s.script.remaining() }
 
+// take records req and returns the turn that answers it: the script's
+// next turn when scripted (a closing text when the script has run out),
+// a plain "ok" otherwise (a title or other side request).
+func (s *server) take(req *Request, scripted bool) Turn {
+	turn := Turn{Text: "ok"}
+	if scripted {
+		req.Scripted = true
+		if t, ok := s.script.next(); ok {
+			turn = t
+		} else {
+			turn = Text("The script has no more turns.")
+		}
+	}
+	s.record(*req)
+	return turn
+}
+
 func (s *server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
