@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
-	"github.com/ralph-harness/ralph/internal/theme"
 )
 
 // defaultPlanFile is where the plan lives, relative to the workspace.
@@ -150,32 +150,14 @@ func readPlan(g *Globals, arg string) (name string, src []byte, err error) {
 }
 
 // planRegistries returns what plans are checked against: the recipes
-// visible from the workspace and the theme engine's names.
+// visible from the workspace and the theme engine's names, as the engine
+// checks them at the top of a PLAN iteration.
 func planRegistries(ctx context.Context, g *Globals) (plan.Registries, error) {
 	lib, err := recipe.Load(ctx, g.Dir)
 	if err != nil {
 		return plan.Registries{}, fmt.Errorf("load recipes: %w", err)
 	}
-	reg := plan.Registries{Recipes: lib.IDs()}
-	for _, m := range theme.Moods() {
-		reg.Moods = append(reg.Moods, m.Name)
-	}
-	for _, p := range theme.Presets() {
-		reg.Presets = append(reg.Presets, p.Name)
-	}
-	for _, p := range theme.Patterns() {
-		reg.Patterns = append(reg.Patterns, p.Name)
-	}
-	for _, f := range theme.CuratedFonts() {
-		reg.Fonts = append(reg.Fonts, f.Name)
-	}
-	for _, s := range theme.ShadowProfiles() {
-		reg.ShadowProfiles = append(reg.ShadowProfiles, s.Name)
-	}
-	for _, r := range theme.RadiusStops() {
-		reg.RadiusStops = append(reg.RadiusStops, r.Name)
-	}
-	return reg, nil
+	return plancontext.Registries(lib), nil
 }
 
 func runPlanValidate(ctx context.Context, g *Globals, opts PlanValidateOptions, arg string) error {
