@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,10 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 	if err := e.st.CloseOpenIterations(ctx, t.ID); err != nil {
 		return Outcome{}, err
 	}
+	its, err := e.st.Iterations(ctx, t.ID)
+	if err != nil {
+		return Outcome{}, err
+	}
 	if err := e.st.ReopenTask(ctx, t.ID); err != nil {
 		return Outcome{}, err
 	}
@@ -75,9 +80,9 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 	if err := e.st.SetTaskAgent(ctx, t.ID, e.opt.AgentName); err != nil {
 		return Outcome{}, err
 	}
-	last, err := e.st.LastIterationNumber(ctx, t.ID)
-	if err != nil {
-		return Outcome{}, err
+	last := 0
+	if len(its) > 0 {
+		last = its[len(its)-1].Number
 	}
 	if n := e.ws.Int(workspace.Iteration); n > last {
 		last = n
@@ -87,6 +92,11 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 		_ = e.ws.SetStatus(workspace.StatusRunning)
 	}
 	r := &run{taskID: t.ID, number: t.Number, iteration: last, route: task.Type(route), cost: t.CostUSD, force: force}
+	if t.Status != store.TaskDone {
+		// An interrupted task keeps its streak; a task that ended and is
+		// forced on starts a fresh one.
+		r.gateFailures = gateFailureStreak(its)
+	}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d at iteration %d: %s", t.Number, last+1, firstLine(t.Message))})
 	if r.route == task.NeedsClarification {
 		// The run died while asking: wait on the same request again.
@@ -100,6 +110,21 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 		}
 	}
 	return e.loop(ctx, r)
+}
+
+// gateFailureStreak counts the failed completion attempts since the last
+// step passed its gates: the streak the gate-failures limit counts.
+func gateFailureStreak(its []store.Iteration) int {
+	n := 0
+	for _, it := range slices.Backward(its) {
+		if it.Outcome == outStepDone {
+			break
+		}
+		if it.Outcome == outGatesFail {
+			n++
+		}
+	}
+	return n
 }
 
 // run is the state of one task's loop in this process.

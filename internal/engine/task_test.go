@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -72,5 +73,38 @@ func TestStallRecoveryCountSurvivesResume(t *testing.T) {
 	}
 	if out.Reason != Stalled || out.Iterations != 7 {
 		t.Fatalf("resumed run ended %s after %d iterations, want stalled after 7: %s", out.Reason, out.Iterations, out.Detail)
+	}
+}
+
+// The gate-failure streak survives an interruption: a task that failed
+// its gates twice, was interrupted and resumed, ends at the third failure
+// in a row (SPEC §4), not after three more.
+func TestGateFailureStreakSurvivesResume(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Asks to finish every iteration without ever writing summary.md;
+	// in the third it is interrupted.
+	claims := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 3 {
+			cancel()
+			return agent.Result{}, ctx.Err()
+		}
+		return agent.Result{Final: "done <promise>COMPLETE</promise>"}, nil
+	})
+	opt := Options{Agent: claims, Gates: []gate.Gate{gate.HasSummary{}}, Limits: Limits{MaxIterations: 10, GateFailures: 3}}
+	out, err := New(ws, st, opt).Run(ctx, "write the docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Interrupted {
+		t.Fatalf("first run ended %s: %s", out.Reason, out.Detail)
+	}
+	out, err = New(ws, st, opt).Resume(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != GateFailures || out.Iterations != 4 {
+		t.Fatalf("resumed run ended %s after %d iterations, want gate-failures after 4: %s", out.Reason, out.Iterations, out.Detail)
 	}
 }

@@ -75,13 +75,6 @@ func (s *Store) CloseOpenIterations(ctx context.Context, taskID int64) error {
 	return err
 }
 
-// LastIterationNumber returns the highest iteration number of a task.
-func (s *Store) LastIterationNumber(ctx context.Context, taskID int64) (int, error) {
-	var n sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT MAX(number) FROM iterations WHERE task_id = ?`, taskID).Scan(&n)
-	return int(n.Int64), err
-}
-
 // Iterations returns a task's iterations in order.
 func (s *Store) Iterations(ctx context.Context, taskID int64) ([]Iteration, error) {
 	rows, err := s.db.QueryContext(ctx, `
