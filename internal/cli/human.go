@@ -22,7 +22,7 @@ type HumanOptions struct {
 
 // AddFlags registers the answer flags on cmd.
 func (o *HumanOptions) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.Response, "response", "", "the answer's `TEXT` (for text and select requests, or a note)")
+	cmd.Flags().StringVar(&o.Response, "response", "", "the answer's `TEXT`: needed to approve a text or select request; otherwise a note kept with the answer")
 }
 
 func newPendingCommand(g *Globals) *cobra.Command {

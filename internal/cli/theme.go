@@ -15,7 +15,7 @@ import (
 // ThemeOptions are the flags every theme subcommand that writes shares.
 type ThemeOptions struct {
 	// Stylesheet is where --apply writes, relative to the workspace
-	// directory unless absolute. A config file may set the default.
+	// directory unless absolute.
 	Stylesheet string
 	// Apply writes the theme into Stylesheet instead of printing the CSS.
 	Apply bool
@@ -27,7 +27,7 @@ func (o *ThemeOptions) AddFlags(cmd *cobra.Command) {
 		o.Stylesheet = theme.DefaultStylesheet
 	}
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "write the theme into the stylesheet instead of printing it")
-	cmd.Flags().StringVar(&o.Stylesheet, "stylesheet", o.Stylesheet, "stylesheet to write, relative to the workspace `PATH`")
+	cmd.Flags().StringVar(&o.Stylesheet, "stylesheet", o.Stylesheet, "`PATH` of the stylesheet to write, relative to the workspace")
 }
 
 // ThemeGenerateOptions are the flags of `ralph theme generate`.
@@ -151,7 +151,7 @@ func newThemePresetCommand(g *Globals) *cobra.Command {
 func newThemeGenerateCommand(g *Globals) *cobra.Command {
 	var opts ThemeGenerateOptions
 	cmd := &cobra.Command{
-		Use:   "generate --seed HUE --pattern PATTERN",
+		Use:   "generate --seed DEGREES --pattern PATTERN",
 		Short: "Print or apply a theme generated from a seed hue and a harmony pattern",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -175,7 +175,7 @@ func newThemeGenerateCommand(g *Globals) *cobra.Command {
 func newThemeModifyCommand(g *Globals) *cobra.Command {
 	var opts ThemeModifyOptions
 	cmd := &cobra.Command{
-		Use:   "modify --shift-hue DEG",
+		Use:   "modify --shift-hue DEGREES",
 		Short: "Rotate the hues of the last applied theme",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
