@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -24,6 +26,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: false,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
+			"waitfor":  cmdWaitFor,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
@@ -61,4 +64,23 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdWaitFor waits up to 15 seconds until a file, written by a command in
+// the background, matches a regular expression (multi-line, as stdout's):
+//
+//	waitfor FILE REGEXP
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	var data []byte
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if data, err = os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
+			return
+		}
+	}
+	ts.Fatalf("timed out waiting for %s to match %q; it holds %q", args[0], args[1], data)
 }
