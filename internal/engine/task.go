@@ -37,14 +37,11 @@ func (e *Engine) Run(ctx context.Context, message string) (Outcome, error) {
 	if strings.TrimSpace(message) == "" {
 		return Outcome{}, errors.New("run: the task message is empty")
 	}
-	r, err := e.startTask(ctx, message)
+	r, t, err := e.startTask(ctx, message)
 	if err != nil {
 		return Outcome{}, err
 	}
-	if r.outcome != nil {
-		return *r.outcome, nil
-	}
-	return e.loop(ctx, r)
+	return e.clarifyThenLoop(ctx, r, t)
 }
 
 // Resume continues the latest task. A task that ended is not restarted,
@@ -98,14 +95,22 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 		r.gateFailures = gateFailureStreak(its)
 	}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d at iteration %d: %s", t.Number, last+1, firstLine(t.Message))})
+	var parsed task.Task
 	if r.route == task.NeedsClarification {
 		// The run died while asking: wait on the same request again.
 		src, _ := e.ws.Read(workspace.Task)
-		parsed, err := task.Parse([]byte(src))
-		if err != nil {
+		if parsed, err = task.Parse([]byte(src)); err != nil {
 			parsed = task.Task{Original: t.Message}
 		}
-		if end, detail := e.clarify(ctx, r, parsed, e.ws.PlanContent() != ""); end != "" {
+	}
+	return e.clarifyThenLoop(ctx, r, parsed)
+}
+
+// clarifyThenLoop asks the human about a needs-clarification task t
+// before the loop starts, then runs the loop.
+func (e *Engine) clarifyThenLoop(ctx context.Context, r *run, t task.Task) (Outcome, error) {
+	if r.route == task.NeedsClarification {
+		if end, detail := e.clarify(ctx, r, t, e.ws.PlanContent() != ""); end != "" {
 			return e.finish(ctx, r, end, detail), nil
 		}
 	}
@@ -134,7 +139,6 @@ type run struct {
 	iteration int
 	route     task.Type
 	cost      float64
-	outcome   *Outcome
 	// gateFailures counts failed completion attempts in a row.
 	gateFailures int
 	// agentErrors counts agent failures in a row.
@@ -154,14 +158,15 @@ type run struct {
 }
 
 // startTask runs the task lifecycle's opening (SPEC §3): the pre-task
-// snapshot, stale-state cleanup, the counter and history, task.md.
-func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
+// snapshot, stale-state cleanup, the counter and history, task.md. It
+// returns the task as parsed, for a clarification before the loop.
+func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task, error) {
 	if err := e.ws.Init(); err != nil {
-		return nil, err
+		return nil, task.Task{}, err
 	}
 	if origin, _ := e.ws.Read(workspace.Origin); origin == "" {
 		if err := e.ws.Write(workspace.Origin, message+"\n"); err != nil {
-			return nil, fmt.Errorf("write origin.md: %w", err)
+			return nil, task.Task{}, fmt.Errorf("write origin.md: %w", err)
 		}
 	}
 	prev := e.ws.Int(workspace.TaskCounter)
@@ -172,7 +177,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 	if e.opt.Snapshots != nil {
 		empty, err := treeIsEmpty(e.ws.Root)
 		if err != nil {
-			return nil, err
+			return nil, task.Task{}, err
 		}
 		// A rollback restores task-counter.txt, so the next number may
 		// already have snapshots from an earlier attempt: take the next
@@ -180,7 +185,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		for {
 			taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
 			if err != nil {
-				return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
+				return nil, task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
 			}
 			if !taken {
 				break
@@ -190,7 +195,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		if prev > 0 || !empty {
 			snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPre(n), fmt.Sprintf("before task %d: %s", n, firstLine(message)))
 			if err != nil {
-				return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
+				return nil, task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
 			}
 			_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
 			startNote = fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
@@ -216,7 +221,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 			line = "(no summary)"
 		}
 		if err := e.ws.Append(workspace.TaskHistory, fmt.Sprintf("- Task %d: %s\n", prev, line)); err != nil {
-			return nil, err
+			return nil, task.Task{}, err
 		}
 	}
 	for name, content := range map[string]string{
@@ -227,11 +232,11 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		workspace.Phase:     workspace.PhasePlan,
 	} {
 		if err := e.ws.Write(name, content); err != nil {
-			return nil, fmt.Errorf("reset .ralph/%s: %w", name, err)
+			return nil, task.Task{}, fmt.Errorf("reset .ralph/%s: %w", name, err)
 		}
 	}
 	if err := e.ws.SetInt(workspace.TaskCounter, n); err != nil {
-		return nil, err
+		return nil, task.Task{}, err
 	}
 
 	planText := e.ws.PlanContent()
@@ -246,10 +251,10 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 	}
 	t, opt, err := parser.Parse(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("parse task: %w", err)
+		return nil, task.Task{}, fmt.Errorf("parse task: %w", err)
 	}
 	if err := e.ws.Write(workspace.Task, string(task.Format(t))); err != nil {
-		return nil, fmt.Errorf("write task.md: %w", err)
+		return nil, task.Task{}, fmt.Errorf("write task.md: %w", err)
 	}
 	route := t.Route()
 	if route == task.NeedsClarification && opt.Method != task.OptionA {
@@ -266,7 +271,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 
 	id, err := e.st.CreateTask(ctx, n, message, string(route), e.opt.AgentName)
 	if err != nil {
-		return nil, err
+		return nil, task.Task{}, err
 	}
 	_ = e.st.DeleteState(ctx, store.KeyStopRequest)
 	_ = e.st.SetState(ctx, taskTypeKey(id), string(route))
@@ -278,19 +283,13 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, error) {
 		e.harnessEvent(r, "snapshot", startNote, "")
 	}
 
-	switch route {
-	case task.Bugfix:
+	if route == task.Bugfix {
 		// A bug fix skips the plan update and builds against the plan as it is.
 		if err := e.ws.SetPhase(workspace.PhaseBuild); err != nil {
-			return nil, err
-		}
-	case task.NeedsClarification:
-		if end, detail := e.clarify(ctx, r, t, planText != ""); end != "" {
-			o := e.finish(ctx, r, end, detail)
-			r.outcome = &o
+			return nil, task.Task{}, err
 		}
 	}
-	return r, nil
+	return r, t, nil
 }
 
 // clarifyKey names the request a needs-clarification task makes.
