@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/theme"
+	"github.com/ralph-harness/ralph/internal/workspace"
 	"github.com/spf13/cobra"
 )
 
 // ThemeOptions are the flags every theme subcommand that writes shares.
 type ThemeOptions struct {
 	// Stylesheet is where --apply writes, relative to the workspace
-	// directory unless absolute.
+	// directory unless absolute; empty means ralph.toml's [theme]
+	// stylesheet, whose default is src/index.css.
 	Stylesheet string
 	// Apply writes the theme into Stylesheet instead of printing the CSS.
 	Apply bool
@@ -23,11 +26,8 @@ type ThemeOptions struct {
 
 // AddFlags registers the shared flags on cmd.
 func (o *ThemeOptions) AddFlags(cmd *cobra.Command) {
-	if o.Stylesheet == "" {
-		o.Stylesheet = theme.DefaultStylesheet
-	}
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "write the theme into the stylesheet instead of printing it")
-	cmd.Flags().StringVar(&o.Stylesheet, "stylesheet", o.Stylesheet, "`PATH` of the stylesheet to write, relative to the workspace")
+	cmd.Flags().StringVar(&o.Stylesheet, "stylesheet", "", "`PATH` of the stylesheet to write, relative to the workspace (default: [theme] stylesheet in ralph.toml, else "+theme.DefaultStylesheet+")")
 }
 
 // ThemeGenerateOptions are the flags of `ralph theme generate`.
@@ -179,7 +179,7 @@ func newThemeModifyCommand(g *Globals) *cobra.Command {
 		Short: "Rotate the hues of the last applied theme",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runThemeModify(cmd.Context(), g, opts, cmd.Flags().Changed("stylesheet"))
+			return runThemeModify(cmd.Context(), g, opts)
 		},
 	}
 	cmd.Flags().Float64Var(&opts.ShiftHue, "shift-hue", 0, "rotate every hue by `DEGREES`")
@@ -190,15 +190,15 @@ func newThemeModifyCommand(g *Globals) *cobra.Command {
 
 // runThemeModify rebuilds the recorded theme with its hues rotated. It
 // writes to the stylesheet the theme was applied to unless told otherwise.
-func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions, stylesheetSet bool) error {
-	rec, err := theme.LoadRecord(filepath.Join(g.Dir, theme.RecordFile))
+func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions) error {
+	rec, err := theme.LoadRecord(filepath.Join(themeRoot(ctx, g), theme.RecordFile))
 	if errors.Is(err, theme.ErrNoRecord) {
 		return errors.New("no theme applied yet: run `ralph theme preset NAME --apply` or `ralph theme generate ... --apply` first")
 	}
 	if err != nil {
 		return err
 	}
-	if !stylesheetSet && rec.Stylesheet != "" {
+	if opts.Stylesheet == "" && rec.Stylesheet != "" {
 		opts.Stylesheet = rec.Stylesheet
 	}
 	req := rec.Request
@@ -209,7 +209,7 @@ func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions, st
 // runThemeRequest builds req and either prints its CSS or applies it and
 // records it as the workspace's theme. showCommand adds the equivalent
 // command line to the report, for requests the user did not type.
-func runThemeRequest(_ context.Context, g *Globals, opts ThemeOptions, req theme.Request, showCommand bool) error {
+func runThemeRequest(ctx context.Context, g *Globals, opts ThemeOptions, req theme.Request, showCommand bool) error {
 	if !opts.Apply {
 		t, err := theme.Build(req)
 		if err != nil {
@@ -221,7 +221,15 @@ func runThemeRequest(_ context.Context, g *Globals, opts ThemeOptions, req theme
 		}
 		return nil
 	}
-	res, err := theme.ApplyRequest(g.Dir, opts.Stylesheet, req)
+	root := themeRoot(ctx, g)
+	if opts.Stylesheet == "" {
+		cfg, err := config.Load(root)
+		if err != nil {
+			return usageError(err)
+		}
+		opts.Stylesheet = cfg.Theme.Stylesheet
+	}
+	res, err := theme.ApplyRequest(root, opts.Stylesheet, req)
 	if err != nil {
 		return err
 	}
@@ -230,4 +238,14 @@ func runThemeRequest(_ context.Context, g *Globals, opts ThemeOptions, req theme
 	}
 	fmt.Fprint(g.Stdout, res.Output)
 	return nil
+}
+
+// themeRoot is where themes are applied and recorded: the git working
+// tree's top directory, as for ralph run, or the directory itself outside
+// git (a stylesheet need not live in a repository).
+func themeRoot(ctx context.Context, g *Globals) string {
+	if ws, err := workspace.Open(ctx, g.Dir); err == nil {
+		return ws.Root
+	}
+	return g.Dir
 }
