@@ -185,9 +185,9 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 
 		var rl *agent.RateLimitError
 		if errors.As(err, &rl) {
-			if werr := e.waitRateLimit(ctx, r, rl); werr != nil {
+			if end, detail := e.waitRateLimit(ctx, r, rl); end != "" {
 				e.endIteration(ctx, r, phase, outInterrupt, res, calls)
-				return iterResult{end: Interrupted, detail: "interrupted while waiting out a rate limit; run `ralph resume` to continue"}, nil
+				return iterResult{end: end, detail: detail}, nil
 			}
 			if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
 				return iterResult{}, err
@@ -281,8 +281,10 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	r.cost += res.Usage.CostUSD
 }
 
-// waitRateLimit waits until the limit lifts, showing a countdown.
-func (e *Engine) waitRateLimit(ctx context.Context, r *run, rl *agent.RateLimitError) error {
+// waitRateLimit waits until the limit lifts, showing a countdown. A stop
+// request, the run's time limit or Ctrl-C ends the wait, and the run, with
+// the reason it returns.
+func (e *Engine) waitRateLimit(ctx context.Context, r *run, rl *agent.RateLimitError) (Reason, string) {
 	wait := e.opt.Limits.Backoff << min(r.rateWaits, 10)
 	if !rl.ResetAt.IsZero() {
 		wait = rl.ResetAt.Sub(e.now())
@@ -295,14 +297,21 @@ func (e *Engine) waitRateLimit(ctx context.Context, r *run, rl *agent.RateLimitE
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		left := deadline.Sub(e.now())
+		now := e.now()
+		left := deadline.Sub(now)
 		if left <= 0 {
-			return nil
+			return "", ""
+		}
+		if !r.deadline.IsZero() && !now.Before(r.deadline) {
+			return MaxDuration, fmt.Sprintf("ran for the limit of %s (waiting out a rate limit)", e.opt.Limits.MaxDuration)
+		}
+		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
+			return Stopped, "stopped on request while waiting out a rate limit: " + reason
 		}
 		e.report(r, Progress{Stage: StageWait, Message: fmt.Sprintf("rate limited; retrying in %s", left.Round(time.Second))})
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return Interrupted, "interrupted while waiting out a rate limit; run `ralph resume` to continue"
 		case <-tick.C:
 		}
 	}
