@@ -44,7 +44,7 @@ const (
 
 // Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
 // patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/"}
+var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/serve.token"}
 
 // Status values of status.txt.
 const (
