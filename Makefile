@@ -10,10 +10,12 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 
-## deps: Go modules, the pinned agent CLIs (npm) and a git identity
+## deps: Go modules, the pinned agent CLIs (npm), Chromium for the
+## dashboard's browser tests, and a git identity
 deps:
 	$(GO) mod download
 	./scripts/install-agent-clis.sh
+	./scripts/install-chromium.sh
 	./scripts/ensure-git-identity.sh
 
 ## build: the ralph binary in ./bin

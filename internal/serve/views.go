@@ -101,8 +101,10 @@ func explain(reason string) string { return reasons[reason] }
 type eventRow struct {
 	store.Event
 	Harness bool
-	// Input is a tool call's input, indented.
-	Input string
+	// Input is a tool call's input, indented; Compact is it on one line
+	// when that is short.
+	Input   string
+	Compact string
 	// Summary is the one-line form.
 	Summary string
 	// ResetAt is when a rate-limit wait ends.
@@ -115,6 +117,10 @@ func eventView(e store.Event) eventRow {
 		var b bytes.Buffer
 		if json.Indent(&b, []byte(e.Data), "", "  ") == nil {
 			row.Input = b.String()
+		}
+		b.Reset()
+		if json.Compact(&b, []byte(e.Data)) == nil && b.Len() <= 160 {
+			row.Compact = b.String()
 		}
 		var rl struct {
 			ResetAt time.Time `json:"reset_at"`
@@ -167,7 +173,7 @@ func chart(its []store.Iteration) (bars []bar, byCost bool) {
 	for _, it := range its {
 		max = math.Max(max, val(it))
 	}
-	if len(its) == 0 {
+	if len(its) == 0 || max == 0 {
 		return nil, byCost
 	}
 	w := width / float64(len(its))
