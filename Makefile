@@ -34,3 +34,4 @@ fuzz:
 bench:
 	./bench/overhead.sh 200
 	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/
+	$(GO) test -run '^$$' -bench . -benchtime 40x ./internal/serve/

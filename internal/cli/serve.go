@@ -92,7 +92,13 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go srv.Watch(ctx)
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// Requests end with the command, so open event streams do not
+		// hold up the shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)

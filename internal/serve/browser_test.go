@@ -317,6 +317,11 @@ func TestBrowserApproveResumesTheRun(t *testing.T) {
 		t.Errorf("the request does not say who waits and for how long: %q", txt)
 	}
 	screenshot(t, ctx, t.TempDir(), "dashboard-pending.png")
+	if out := os.Getenv("RALPH_SCREENSHOT_DIR"); out != "" { // the README's picture
+		if b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+			_ = os.WriteFile(filepath.Join(out, "dashboard.png"), b, 0o644)
+		}
+	}
 
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#pending form.answer button.approve`))); err != nil {
 		t.Fatal(err)

@@ -292,7 +292,10 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 		if len(evs) == q.Limit {
 			d.Older = evs[len(evs)-1].ID
 		}
-		d.Kinds, _ = st.EventKinds(ctx, q.TaskID)
+		d.Kinds, _ = st.EventKinds(ctx, q.TaskID, 5000)
+		if q.Kind != "" && !slices.Contains(d.Kinds, q.Kind) {
+			d.Kinds = append(d.Kinds, q.Kind)
+		}
 	}
 	d.Query = q
 	p.Data = d

@@ -138,12 +138,13 @@ func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
 	return out, nil
 }
 
-// EventKinds returns the distinct kinds of a task's events (every task's
-// when taskID is 0), sorted.
-func (s *Store) EventKinds(ctx context.Context, taskID int64) ([]string, error) {
-	q, args := `SELECT DISTINCT kind FROM events ORDER BY kind`, []any{}
+// EventKinds returns the distinct kinds among a task's newest recent
+// events (every task's when taskID is 0), sorted. Looking only at the
+// newest keeps it fast on a run of any length.
+func (s *Store) EventKinds(ctx context.Context, taskID int64, recent int) ([]string, error) {
+	q, args := `SELECT DISTINCT kind FROM (SELECT kind FROM events ORDER BY id DESC LIMIT ?) ORDER BY kind`, []any{recent}
 	if taskID != 0 {
-		q, args = `SELECT DISTINCT kind FROM events WHERE task_id = ? ORDER BY kind`, []any{taskID}
+		q, args = `SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE task_id = ? ORDER BY id DESC LIMIT ?) ORDER BY kind`, []any{taskID, recent}
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
