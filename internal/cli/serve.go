@@ -57,7 +57,7 @@ request needs it. The same data is JSON under /api/.`,
 }
 
 func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
-	ws, _, err := openWorkspace(ctx, g)
+	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -75,6 +75,24 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
 		Loopback:  serve.IsLoopback(ln.Addr().String()),
 		Secrets:   serve.Secrets(os.Environ(), ws.Root),
 		Logger:    g.Logger,
+		Specs: func(ctx context.Context) ([]serve.SpecRow, error) {
+			layout, err := specsLayout(g, ws, cfg, "")
+			if err != nil {
+				return nil, nil // no specs folder: an empty pipeline
+			}
+			if _, err := os.Stat(layout.Dir); err != nil {
+				return nil, nil
+			}
+			rows, err := specsStatus(ctx, ws, layout)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]serve.SpecRow, len(rows))
+			for i, r := range rows {
+				out[i] = serve.SpecRow(r)
+			}
+			return out, nil
+		},
 		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
 			rep, err := buildStatus(ctx, ws, st)
 			var ee *ExitError
@@ -153,6 +171,10 @@ func serveToken(ws *workspace.Workspace, file string) (string, error) {
 func ignoreToken(ws *workspace.Workspace) {
 	path := ws.Path(".gitignore")
 	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		_ = workspace.WriteFile(path, []byte("# ralph's private files: the run history must survive rollbacks.\n"+strings.Join(workspace.Private, "\n")+"\n"))
+		return
+	}
 	if err != nil {
 		return
 	}

@@ -308,25 +308,3 @@ func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) {
 		Message: fmt.Sprintf("rolled back to %s; the previous state is saved as %s (roll back to it to undo)", snap.Name, undo.Name),
 	})
 }
-
-func (s *Server) apiSpecs(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	st, err := s.store(ctx)
-	if errors.Is(err, errNoDatabase) {
-		s.writeJSON(w, http.StatusOK, []store.SpecRecord{})
-		return
-	}
-	if err != nil {
-		s.apiFail(w, err)
-		return
-	}
-	specs, err := st.Specs(ctx)
-	if err != nil {
-		s.apiFail(w, err)
-		return
-	}
-	if specs == nil {
-		specs = []store.SpecRecord{}
-	}
-	s.writeJSON(w, http.StatusOK, specs)
-}

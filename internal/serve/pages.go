@@ -547,14 +547,3 @@ func (s *Server) pageRollback(w http.ResponseWriter, r *http.Request) {
 	p.Data = snapshotData{Snapshot: snap, Changes: changes, Undo: snapshot.Rollback(time.Now()), Holder: s.ws.HolderPID()}
 	s.render(w, http.StatusOK, "rollback", "", p)
 }
-
-func (s *Server) pageSpecs(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	p := s.base(ctx, r, "specs", "Specs")
-	var specs []store.SpecRecord
-	if st, err := s.store(ctx); err == nil {
-		specs, _ = st.Specs(ctx)
-	}
-	p.Data = specs
-	s.render(w, http.StatusOK, "specs", "", p)
-}

@@ -59,6 +59,9 @@ type Options struct {
 	Loopback bool
 	// Status builds GET /api/status; nil serves the overview's data.
 	Status StatusFunc
+	// Specs builds the spec pipeline's table; nil shows the store's
+	// records.
+	Specs SpecsFunc
 	// Secrets are values never to show (see Secrets).
 	Secrets []string
 	// Poll is how often the store is checked for changes; 0 means 100ms.
@@ -190,6 +193,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /snapshots/{name}/file", s.pageSnapshotFile)
 	mux.HandleFunc("GET /snapshots/{name}/rollback", s.pageRollback)
 	mux.HandleFunc("GET /specs", s.pageSpecs)
+	mux.HandleFunc("GET /specs/log", s.pageSpecLog)
 	mux.HandleFunc("GET /fragment/{name}", s.fragment)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(assets, "static"))))
 	// API.

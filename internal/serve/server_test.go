@@ -659,7 +659,7 @@ func TestOtherPages(t *testing.T) {
 		"/plan":             {"&lt;Plan&gt;", "name=&#34;deploy&#34;", "Write it", "FAIL", "fix the tests"},
 		"/specs":            {"area/0001-login.md", "implementing", "gates failed"},
 		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID)},
-		"/api/specs":        {`"id": "area/0001-login.md"`},
+		"/api/specs":        {`"spec": "area/0001-login.md"`, `"state": "implementing"`},
 		"/api/pending":      {`"prompt": "Which region?"`},
 		"/api/status":       {`"message": "add a login page"`},
 		"/static/app.js":    {"EventSource"},
@@ -711,6 +711,35 @@ func TestIsLoopback(t *testing.T) {
 	} {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v", addr, got)
+		}
+	}
+}
+
+func TestSpecLogs(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	_ = f.st.PutSpec(context.Background(), store.SpecRecord{ID: "area/0001-login.md", State: "failed", LastResult: "verifier said no"})
+	run := filepath.Join(f.ws.Path(workspace.Logs), "specs", "runs", "area", "0001-login", "20261125T010000Z")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(run, "implement-1.log"), []byte("the implementer said hello\n"), 0o644)
+	_, page, _ := f.do("GET", "/specs", "")
+	link := "/specs/log?spec=area%2f0001-login.md&amp;run=20261125T010000Z&amp;file=implement-1.log"
+	if !strings.Contains(page, link) {
+		t.Fatalf("the specs page does not link the run log:\n%s", page)
+	}
+	code, body, _ := f.do("GET", strings.ReplaceAll(link, "&amp;", "&"), "")
+	if code != 200 || !strings.Contains(body, "the implementer said hello") {
+		t.Errorf("log page = %d\n%s", code, body)
+	}
+	for _, bad := range []string{
+		"/specs/log?spec=../../..&run=x&file=ralph.db",
+		"/specs/log?spec=area/0001-login.md&run=..&file=x",
+		"/specs/log?spec=area/0001-login.md&run=20261125T010000Z&file=../../x",
+		"/specs/log?spec=area/0001-login.md&run=20261125T010000Z&file=missing.log",
+	} {
+		if code, _, _ := f.do("GET", bad, ""); code != 404 {
+			t.Errorf("GET %s = %d, want 404", bad, code)
 		}
 	}
 }
