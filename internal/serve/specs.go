@@ -176,4 +176,3 @@ func (s *Server) pageSpecLog(w http.ResponseWriter, r *http.Request) {
 	p.Data = d
 	s.render(w, http.StatusOK, "log", "", p)
 }
-
