@@ -19,6 +19,12 @@
 
   // Fragments: parts of the page re-fetched when the store changes.
   const ids = (root) => [...root.querySelectorAll("[data-request]")].map((e) => e.dataset.request).join(",");
+  // What someone has typed survives a refresh: inputs are keyed by their
+  // form and name.
+  const fieldKey = (inp) => {
+    const f = inp.closest("form");
+    return (f ? f.id || f.dataset.requestId || "" : "") + "/" + inp.name;
+  };
   async function refreshFragments() {
     for (const el of document.querySelectorAll("[data-fragment]")) {
       try {
@@ -27,10 +33,19 @@
         const html = await res.text();
         const tpl = document.createElement("template");
         tpl.innerHTML = html;
-        // Keep what someone is typing into a request they are answering.
         if (el.id === "pending" && ids(tpl.content) === ids(el) && el.contains(document.activeElement)) continue;
-        if (el.id !== "pending" && el.contains(document.activeElement) && document.activeElement.tagName === "INPUT") continue;
+        const saved = new Map();
+        let focused = null;
+        for (const inp of el.querySelectorAll("input[name], select[name]")) {
+          if (inp.value && inp.tagName === "INPUT") saved.set(fieldKey(inp), inp.value);
+          if (inp === document.activeElement) focused = fieldKey(inp);
+        }
         el.replaceChildren(tpl.content);
+        for (const inp of el.querySelectorAll("input[name], select[name]")) {
+          const k = fieldKey(inp);
+          if (saved.has(k)) inp.value = saved.get(k);
+          if (k === focused) inp.focus();
+        }
         tick();
       } catch (e) { /* the next change retries */ }
     }
