@@ -19,7 +19,11 @@ const diffContext = 3
 
 // lineDiff returns the line diff from a to b, with unchanged runs longer
 // than the context folded.
-func lineDiff(a, b string) []diffLine {
+func lineDiff(a, b string) []diffLine { return fold(fullDiff(a, b)) }
+
+// fullDiff returns every line of the diff from a to b: the unchanged
+// lines and the removed lines are a's, the unchanged and added ones b's.
+func fullDiff(a, b string) []diffLine {
 	x, y := splitLines(a), splitLines(b)
 	// Trim the common head and tail, which most edits leave long.
 	head := 0
@@ -38,7 +42,7 @@ func lineDiff(a, b string) []diffLine {
 	for _, l := range x[len(x)-tail:] {
 		all = append(all, diffLine{Op: " ", Text: l})
 	}
-	return fold(all)
+	return all
 }
 
 func splitLines(s string) []string {

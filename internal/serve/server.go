@@ -330,8 +330,8 @@ func (s *Server) jsonError(w http.ResponseWriter, code int, msg string) {
 	s.writeJSON(w, code, apiError{Error: msg})
 }
 
-// serverError logs err and answers 500 (or 503 while there is no
-// database yet).
+// apiFail logs err and answers 500, or 503 while there is no database
+// yet.
 func (s *Server) apiFail(w http.ResponseWriter, err error) {
 	if errors.Is(err, errNoDatabase) {
 		s.jsonError(w, http.StatusServiceUnavailable, err.Error())
@@ -341,8 +341,8 @@ func (s *Server) apiFail(w http.ResponseWriter, err error) {
 	s.jsonError(w, http.StatusInternalServerError, err.Error())
 }
 
-// selfURL returns the URL of the server for a listener address, with the
-// token.
+// SelfURL returns the dashboard's URL, with the token, for the address
+// it listens on (127.0.0.1 for an address on every interface).
 func SelfURL(addr net.Addr, token string) string {
 	host := addr.String()
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
