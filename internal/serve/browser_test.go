@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -351,6 +354,29 @@ func TestBrowserApproveResumesTheRun(t *testing.T) {
 	}
 	path := screenshot(t, ctx, t.TempDir(), "dashboard-completed.png")
 	t.Logf("screenshot: %s", path)
+
+	// GET /api/status is what ralph status --json prints.
+	res, err := http.Get(strings.Split(url, "?")[0] + "api/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var api, cli map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&api); err != nil {
+		t.Fatal(err)
+	}
+	st := exec.Command(ralphBinary(t), "status", "--json")
+	st.Dir = dir
+	statusOut, err := st.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(statusOut, &cli); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(api, cli) {
+		t.Errorf("GET /api/status differs from ralph status --json:\n%v\n%v", api, cli)
+	}
 }
 
 const rejectPlan = `<Plan name="deploy">
