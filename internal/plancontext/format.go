@@ -60,6 +60,9 @@ func writeTheme(b *strings.Builder, t ThemeResult) {
 		b.WriteString("## Theme applied ✓\n\n")
 		fmt.Fprintf(b, "The harness applied the <Theme> from your plan to %s. It is the same as running:\n\n", code(t.Stylesheet))
 		fmt.Fprintf(b, "    %s\n\n", t.Command)
+		if len(t.Defaults) > 0 {
+			fmt.Fprintf(b, "Your <Theme> left some settings out, so the harness chose them: %s.\n\n", strings.Join(t.Defaults, ", "))
+		}
 		if out := strings.TrimSpace(t.Output); out != "" {
 			b.WriteString("which printed:\n\n")
 			for _, l := range strings.Split(out, "\n") {
