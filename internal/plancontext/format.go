@@ -60,15 +60,15 @@ func writeTheme(b *strings.Builder, t ThemeResult) {
 		b.WriteString("## Theme applied ✓\n\n")
 		fmt.Fprintf(b, "The harness applied the <Theme> from your plan to %s. It is the same as running:\n\n", code(t.Stylesheet))
 		fmt.Fprintf(b, "    %s\n\n", t.Command)
-		if len(t.Defaults) > 0 {
-			fmt.Fprintf(b, "Your <Theme> left some settings out, so the harness chose them: %s.\n\n", strings.Join(t.Defaults, ", "))
-		}
 		if out := strings.TrimSpace(t.Output); out != "" {
 			b.WriteString("which printed:\n\n")
 			for _, l := range strings.Split(out, "\n") {
 				fmt.Fprintf(b, "    %s\n", l)
 			}
 			b.WriteString("\n")
+		}
+		if len(t.Defaults) > 0 {
+			fmt.Fprintf(b, "Your <Theme> left some settings out, so the harness chose them: %s.\n\n", strings.Join(t.Defaults, ", "))
 		}
 		b.WriteString("The theme is set. Do not run `ralph theme preset` or `ralph theme generate` again, and do not edit the theme block in the stylesheet by hand; refine it with `ralph theme modify --shift-hue DEG --apply`. Use the theme tokens (bg-background, text-foreground, bg-primary, …), never literal colours.\n")
 	case t.Error != "":
