@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -636,4 +637,76 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestResolveIsTotalOverValidThemes tries every subset of the <Theme>
+// props with each kind of mood (none, a mood, a preset): whatever
+// validation accepts, Resolve applies.
+func TestResolveIsTotalOverValidThemes(t *testing.T) {
+	optional := []string{`seed={-725.25}`, `pattern="vesica-piscis"`, `chroma="0.9"`, `font="Fira Code"`,
+		`shadowProfile="none"`, `radius="Pill"`}
+	lib := embedded(t)
+	reg := Registries(lib)
+	dir := t.TempDir()
+	n := 0
+	for _, mood := range []string{``, `mood="Fashion Editorial"`, `mood="doom_64"`} {
+		for mask := range 1 << len(optional) {
+			props := []string{mood}
+			for i, p := range optional {
+				if mask&(1<<i) != 0 {
+					props = append(props, p)
+				}
+			}
+			src := strings.Join(props, " ")
+			root := makePlan(t, src, `gumdrop="hero"`)
+			if res := plan.Validate(root, reg); !res.OK() {
+				t.Fatalf("<Theme %s> does not validate: %+v", src, res.Failures)
+			}
+			c := Resolve(context.Background(), root, Options{Dir: dir, Recipes: lib})
+			if !c.Theme.Applied {
+				t.Fatalf("<Theme %s> validates but is not applied: %+v", src, c.Theme)
+			}
+			n++
+		}
+	}
+	t.Logf("%d valid <Theme>s applied", n)
+}
+
+// FuzzResolveValidTheme: any numbers in seed and chroma, with or without
+// a pattern and a mood, resolve to an applied theme when the plan
+// validates.
+func FuzzResolveValidTheme(f *testing.F) {
+	f.Add(152.0, 0.2, "organic", "triadic", true)
+	f.Add(-1e300, 7.0, "cyberpunk", "", false)
+	f.Add(0.0, -0.1, "", "fibonacci", true)
+	f.Add(359.99, 0.4, "luxury", "seedOfLife", false)
+	lib, err := recipe.Embedded()
+	if err != nil {
+		f.Fatal(err)
+	}
+	reg := Registries(lib)
+	f.Fuzz(func(t *testing.T, seed, chroma float64, mood, pattern string, withSeed bool) {
+		if math.IsNaN(seed) || math.IsInf(seed, 0) || math.IsNaN(chroma) || math.IsInf(chroma, 0) {
+			t.Skip("a plan has no literal for NaN or infinity")
+		}
+		props := []string{fmt.Sprintf("chroma={%s}", strconv.FormatFloat(chroma, 'g', -1, 64))}
+		if withSeed {
+			props = append(props, fmt.Sprintf("seed={%s}", strconv.FormatFloat(seed, 'g', -1, 64)))
+		}
+		if mood != "" {
+			props = append(props, fmt.Sprintf("mood={%q}", mood))
+		}
+		if pattern != "" {
+			props = append(props, fmt.Sprintf("pattern={%q}", pattern))
+		}
+		src := fmt.Sprintf("<App name=\"F\">\n  <Theme %s />\n  <Screen name=\"s\"><Section gumdrop=\"hero\" /></Screen>\n</App>\n", strings.Join(props, " "))
+		root, err := plan.Parse([]byte(src))
+		if err != nil || !plan.Validate(root, reg).OK() {
+			return
+		}
+		c := Resolve(context.Background(), root, Options{Dir: t.TempDir(), Recipes: lib})
+		if !c.Theme.Applied {
+			t.Fatalf("%s\nvalidates but is not applied: %+v", src, c.Theme)
+		}
+	})
 }
