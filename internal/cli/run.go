@@ -178,6 +178,10 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
 	opt.Reporter = rep
+	// Warnings logged during the run show as its own progress lines.
+	if g.logs != nil {
+		defer g.logs.setNotice(rep.Notice)()
+	}
 	eng := engine.New(ws, st, opt)
 
 	var out engine.Outcome

@@ -45,6 +45,9 @@ func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, confi
 	if err != nil {
 		return nil, config.Config{}, usageError(err)
 	}
+	if g.logs != nil {
+		g.logs.useWorkspace(ws)
+	}
 	cfg, err := config.Load(ws.Root)
 	if err != nil {
 		return nil, config.Config{}, usageError(err)
@@ -287,8 +290,14 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		},
 		Registries: plancontext.Registries(lib),
 		PlanContext: func(ctx context.Context, root *plan.Node) string {
-			return plancontext.Format(plancontext.Resolve(ctx, root, plancontext.Options{
-				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger}))
+			c := plancontext.Resolve(ctx, root, plancontext.Options{
+				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger})
+			// The notes the agent gets are worth the user's eye too: they
+			// show as warning lines of the run's progress.
+			for _, w := range c.Warnings {
+				g.Logger.Warn(strings.TrimSuffix(w, "."), "component", "plancontext")
+			}
+			return plancontext.Format(c)
 		},
 		Snapshots:  snaps,
 		TaskParser: taskParser(cfg, ag, g.Logger),
