@@ -174,7 +174,7 @@ func TestBuildSucceedsTsconfigPaths(t *testing.T) {
 		t.Errorf("without tsconfig paths: %s\n%s", r.Status, r.Message)
 	}
 	// Tsconfig names another file, as for Vite's tsconfig.app.json.
-	os.WriteFile(filepath.Join(dir, "tsconfig.app.json"), []byte(`{"compilerOptions": {"jsx": "react-jsx", "paths": {"#ui/*": ["./src/ui/*"]}}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "tsconfig.app.json"), []byte(`{"compilerOptions": {"jsx": "react-jsx", "paths": {"@/*": ["./src/*"], "#ui/*": ["./src/ui/*"]}}}`), 0o644)
 	if r := check(t, &BuildSucceeds{OptIn: true, Tsconfig: "tsconfig.app.json"}, dir); r.Status != Pass {
 		t.Errorf("with tsconfig = tsconfig.app.json: %s\n%s", r.Status, r.Message)
 	}
@@ -315,5 +315,45 @@ func TestBuildSucceedsNpm(t *testing.T) {
 	r = check(t, &BuildSucceeds{OptIn: true, Use: BuildNpm, Timeout: 300 * time.Millisecond}, dir)
 	if r.Status != Fail || !strings.Contains(r.Message, "did not finish within 300ms") {
 		t.Errorf("npm build hanging: %s\n%s", r.Status, r.Message)
+	}
+}
+
+// TestBuildSucceedsAliasLikePackage: a tsconfig path that looks like a
+// package name is an alias, not a package that is not installed: it is
+// resolved and checked.
+func TestBuildSucceedsAliasLikePackage(t *testing.T) {
+	dir := project(t, "not-installed")
+	os.WriteFile(filepath.Join(dir, "tsconfig.json"), []byte(`{"compilerOptions": {"paths": {"harbour-ui/*": ["./src/ui/*"]}}}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "src/ui"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src/ui/Buoy.tsx"), []byte("export const Buoy = () => <span>buoy</span>\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "src/sections/HeroSection.tsx"), []byte("import { Buoy } from 'harbour-ui/Buoy'\n\nexport const HeroSection = () => <Buoy />\n"), 0o644)
+	r := check(t, &BuildSucceeds{OptIn: true}, dir)
+	if r.Status != Warn || strings.Contains(r.Message, "harbour-ui") {
+		t.Errorf("alias: %s\n%s", r.Status, r.Message)
+	}
+	os.WriteFile(filepath.Join(dir, "src/sections/HeroSection.tsx"), []byte("import { Anchor } from 'harbour-ui/Buoy'\n\nexport const HeroSection = () => <Anchor />\n"), 0o644)
+	r = check(t, &BuildSucceeds{OptIn: true}, dir)
+	if r.Status != Fail || !strings.Contains(r.Message, `src/sections/HeroSection.tsx:1:10: No matching export in "src/ui/Buoy.tsx" for import "Anchor"`) {
+		t.Errorf("alias, wrong name: %s\n%s", r.Status, r.Message)
+	}
+}
+
+// TestBundleCancelled: a cancelled context ends the bundle with its error.
+func TestBundleCancelled(t *testing.T) {
+	dir := project(t, "vite-app")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Bundle(ctx, BundleOptions{Root: dir, Entries: []string{"src/main.tsx"}}); err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestBuildSucceedsBadTsconfig: a tsconfig in [gates.build] that does not
+// exist fails the gate, pointing at the settings.
+func TestBuildSucceedsBadTsconfig(t *testing.T) {
+	dir := project(t, "vite-app")
+	r := check(t, &BuildSucceeds{OptIn: true, Tsconfig: "tsconfig.app.json"}, dir)
+	if r.Status != Fail || !strings.Contains(r.Message, "Cannot find tsconfig file \"tsconfig.app.json\"\n  fix: This error is not in a source file: check the build's settings ([gates.build]") {
+		t.Errorf("%s\n%s", r.Status, r.Message)
 	}
 }

@@ -112,6 +112,7 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 	}
 	rep := &Report{}
 	var mu sync.Mutex
+	look := &lookups{inst: map[string]bool{}, res: map[string]*api.OnResolveResult{}}
 	var missing []Diagnostic
 	importers := map[string]map[string]bool{} // package → importing files
 	plugin := api.Plugin{Name: "ralph", Setup: func(b api.PluginBuild) {
@@ -125,24 +126,13 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 			if strings.HasPrefix(args.Path, "http://") || strings.HasPrefix(args.Path, "https://") || strings.HasPrefix(args.Path, "//") {
 				return api.OnResolveResult{Path: args.Path, External: true}, nil
 			}
-			res := b.Resolve(args.Path, api.ResolveOptions{Importer: args.Importer, ResolveDir: args.ResolveDir,
-				Kind: args.Kind, Namespace: args.Namespace, PluginData: resolving{}, With: args.With})
-			if len(res.Errors) == 0 {
-				return api.OnResolveResult{Path: res.Path, External: res.External, Namespace: res.Namespace,
-					Suffix: res.Suffix, SideEffects: sideEffects(res.SideEffects), PluginData: res.PluginData}, nil
-			}
-			// Vite projects alias @/ (and ~/) to src/ in vite.config
-			// as often as in tsconfig.
-			if rest, ok := cutAny(args.Path, "@/", "~/"); ok {
-				res := b.Resolve("./"+rest, api.ResolveOptions{Importer: args.Importer, ResolveDir: filepath.Join(root, "src"),
-					Kind: args.Kind, Namespace: args.Namespace, PluginData: resolving{}})
-				if len(res.Errors) == 0 {
-					return api.OnResolveResult{Path: res.Path, Namespace: res.Namespace, Suffix: res.Suffix, SideEffects: sideEffects(res.SideEffects)}, nil
-				}
-			}
 			pkg := npmName.FindString(args.Path)
-			if pkg == "" || (len(pkg) < len(args.Path) && args.Path[len(pkg)] != '/') || installed(pkg, args.ResolveDir) {
-				return api.OnResolveResult{}, nil // esbuild reports the error where it is
+			if pkg == "" || (len(pkg) < len(args.Path) && args.Path[len(pkg)] != '/') || look.installed(pkg, args.ResolveDir) {
+				return api.OnResolveResult{}, nil // esbuild resolves it, or reports the error where it is
+			}
+			// Not in node_modules; a tsconfig path may still answer to it.
+			if res, ok := look.resolve(b, args); ok {
+				return res, nil
 			}
 			file := relSlash(root, args.Importer)
 			mu.Lock()
@@ -251,6 +241,55 @@ func resolveRooted(root string, args api.OnResolveArgs) api.OnResolveResult {
 	return api.OnResolveResult{}
 }
 
+// lookups caches what the plugin looks up. esbuild's resolver is fast
+// because it caches directories; a plugin's call to Resolve starts
+// afresh, so the plugin calls it only for packages not installed, once
+// per package and directory.
+type lookups struct {
+	mu   sync.Mutex
+	inst map[string]bool                 // pkg NUL dir → installed
+	res  map[string]*api.OnResolveResult // path NUL dir → resolved, or nil
+}
+
+// installed reports whether package pkg is in a node_modules directory
+// of dir or one of its parents.
+func (l *lookups) installed(pkg, dir string) bool {
+	key := pkg + "\x00" + dir
+	l.mu.Lock()
+	v, ok := l.inst[key]
+	l.mu.Unlock()
+	if !ok {
+		v = installed(pkg, dir)
+		l.mu.Lock()
+		l.inst[key] = v
+		l.mu.Unlock()
+	}
+	return v
+}
+
+// resolve asks esbuild to resolve args as it would without the plugin.
+func (l *lookups) resolve(b api.PluginBuild, args api.OnResolveArgs) (api.OnResolveResult, bool) {
+	key := args.Path + "\x00" + args.ResolveDir
+	l.mu.Lock()
+	r, ok := l.res[key]
+	l.mu.Unlock()
+	if !ok {
+		res := b.Resolve(args.Path, api.ResolveOptions{Importer: args.Importer, ResolveDir: args.ResolveDir,
+			Kind: args.Kind, Namespace: args.Namespace, PluginData: resolving{}, With: args.With})
+		if len(res.Errors) == 0 {
+			r = &api.OnResolveResult{Path: res.Path, External: res.External, Namespace: res.Namespace,
+				Suffix: res.Suffix, SideEffects: sideEffects(res.SideEffects), PluginData: res.PluginData}
+		}
+		l.mu.Lock()
+		l.res[key] = r
+		l.mu.Unlock()
+	}
+	if r == nil {
+		return api.OnResolveResult{}, false
+	}
+	return *r, true
+}
+
 // installed reports whether package pkg is in a node_modules directory
 // of dir or one of its parents.
 func installed(pkg, dir string) bool {
@@ -281,16 +320,6 @@ func importPos(file, spec string) (int, int) {
 	return 0, 0
 }
 
-// cutAny cuts the first of prefixes that s starts with.
-func cutAny(s string, prefixes ...string) (string, bool) {
-	for _, p := range prefixes {
-		if rest, ok := strings.CutPrefix(s, p); ok {
-			return rest, true
-		}
-	}
-	return s, false
-}
-
 // relSlash returns p relative to root, slash-separated; p itself when it
 // is outside root.
 func relSlash(root, p string) string {
@@ -319,7 +348,7 @@ func diagnose(root string, m api.Message) Diagnostic {
 		d.Line, d.Col = loc.Line, loc.Column+1
 	}
 	for _, n := range m.Notes {
-		if n.Text != "" && n.Location == nil && len(n.Text) < 300 {
+		if n.Text != "" && n.Location == nil && len(n.Text) < 300 && !strings.Contains(n.Text, "as external") {
 			d.Message += " (" + strings.TrimSuffix(n.Text, ".") + ")"
 			break
 		}
@@ -329,6 +358,8 @@ func diagnose(root string, m api.Message) Diagnostic {
 		at = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Col)
 	}
 	switch {
+	case m.Location == nil:
+		d.Fix = "This error is not in a source file: check the build's settings ([gates.build] entry and tsconfig in ralph.toml) and the files they name."
 	case couldNotResolve.MatchString(m.Text):
 		spec := couldNotResolve.FindStringSubmatch(m.Text)[1]
 		if strings.HasPrefix(spec, ".") && d.File != "" {
