@@ -357,3 +357,33 @@ func TestBuildSucceedsBadTsconfig(t *testing.T) {
 		t.Errorf("%s\n%s", r.Status, r.Message)
 	}
 }
+
+// TestBuildSucceedsRootedImports: imports starting with / resolve as Vite
+// serves them: from the project root, or as URLs of public/ files; a CSS
+// url() that matches no file stays a URL; a script that matches nothing
+// is an error.
+func TestBuildSucceedsRootedImports(t *testing.T) {
+	dir := project(t, "vite-app")
+	os.WriteFile(filepath.Join(dir, "src/Logo.tsx"), []byte("import favicon from '/favicon.svg'\nimport { Button } from '/src/ui/Button'\n\nexport const Logo = () => <Button href=\"/\"><img src={favicon} /></Button>\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "src/logo.css"), []byte(".logo { background: url('/images/served-elsewhere.png'); }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "src/main.tsx"), []byte("import './logo.css'\nimport { Logo } from './Logo'\n\nconsole.log(<Logo />)\n"), 0o644)
+	if r := check(t, &BuildSucceeds{OptIn: true}, dir); r.Status != Pass {
+		t.Fatalf("%s\n%s", r.Status, r.Message)
+	}
+	os.WriteFile(filepath.Join(dir, "src/Logo.tsx"), []byte("import { Button } from '/src/ui/Buttons'\n\nexport const Logo = () => <Button href=\"/\">logo</Button>\n"), 0o644)
+	if r := check(t, &BuildSucceeds{OptIn: true}, dir); r.Status != Fail || !strings.Contains(r.Message, `src/Logo.tsx:1:24: Could not resolve "/src/ui/Buttons"`) {
+		t.Errorf("%s\n%s", r.Status, r.Message)
+	}
+}
+
+// TestBuildSucceedsViteImports: what Vite and its plugins provide builds:
+// ?raw and ?url imports, virtual modules, unplugin-icons, URLs.
+func TestBuildSucceedsViteImports(t *testing.T) {
+	dir := project(t, "vite-app")
+	os.WriteFile(filepath.Join(dir, "src/main.tsx"), []byte("import raw from './index.css?raw'\nimport url from './assets/wave.png?url'\n"+
+		"import { registerSW } from 'virtual:pwa-register'\nimport Home from '~icons/mdi/home'\nimport confetti from 'https://esm.sh/canvas-confetti@1'\n\n"+
+		"console.log(raw, url, registerSW, Home, confetti)\n"), 0o644)
+	if r := check(t, &BuildSucceeds{OptIn: true}, dir); r.Status != Pass {
+		t.Errorf("%s\n%s", r.Status, r.Message)
+	}
+}

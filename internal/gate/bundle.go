@@ -121,9 +121,9 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 				return api.OnResolveResult{}, nil
 			}
 			if strings.HasPrefix(args.Path, "/") {
-				return resolveRooted(root, args), nil
+				return resolveRooted(root, b, args), nil
 			}
-			if strings.HasPrefix(args.Path, "http://") || strings.HasPrefix(args.Path, "https://") || strings.HasPrefix(args.Path, "//") {
+			if strings.HasPrefix(args.Path, "//") || pluginModule(args.Path) {
 				return api.OnResolveResult{Path: args.Path, External: true}, nil
 			}
 			pkg := npmName.FindString(args.Path)
@@ -223,17 +223,35 @@ func firstImports(all []Diagnostic, importers map[string]map[string]bool) []Diag
 	return out
 }
 
+// scheme matches a URL scheme or a Vite virtual module's prefix.
+var scheme = regexp.MustCompile(`^([a-z][a-z0-9+.-]*):`)
+
+// pluginModule reports whether spec is something the browser or a Vite
+// plugin provides rather than a file: a URL (https:), a virtual module
+// (virtual:pwa-register) or an unplugin-icons icon (~icons/mdi/home).
+// data: and node: imports are esbuild's to judge.
+func pluginModule(spec string) bool {
+	if strings.HasPrefix(spec, "~icons/") {
+		return true
+	}
+	m := scheme.FindStringSubmatch(spec)
+	return m != nil && m[1] != "data" && m[1] != "node" && m[1] != "file"
+}
+
 // resolveRooted resolves an import that starts with /: a file on disk
-// when it exists, else (as Vite serves them) a file under the root or a
+// when it exists, else (as Vite serves them) a module under the root or a
 // public/ file (left as a URL). A CSS url() that matches nothing is left
 // as a URL too; any other import esbuild reports.
-func resolveRooted(root string, args api.OnResolveArgs) api.OnResolveResult {
+func resolveRooted(root string, b api.PluginBuild, args api.OnResolveArgs) api.OnResolveResult {
 	p, _, _ := strings.Cut(args.Path, "?")
 	if _, err := os.Stat(p); err == nil {
 		return api.OnResolveResult{}
 	}
-	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
-		return api.OnResolveResult{Path: filepath.Join(root, filepath.FromSlash(p))}
+	res := b.Resolve("."+p, api.ResolveOptions{Importer: args.Importer, ResolveDir: root,
+		Kind: args.Kind, Namespace: args.Namespace, PluginData: resolving{}, With: args.With})
+	if len(res.Errors) == 0 {
+		return api.OnResolveResult{Path: res.Path, External: res.External, Namespace: res.Namespace,
+			Suffix: res.Suffix, SideEffects: sideEffects(res.SideEffects), PluginData: res.PluginData}
 	}
 	if _, err := os.Stat(filepath.Join(root, "public", filepath.FromSlash(p))); err == nil || args.Kind == api.ResolveCSSURLToken {
 		return api.OnResolveResult{Path: args.Path, External: true}
