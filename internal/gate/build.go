@@ -68,7 +68,8 @@ type BuildSucceeds struct {
 	// Missing is MissingWarn (""), MissingFail or MissingIgnore.
 	Missing string
 	// Tsconfig forces one tsconfig file, relative to the root; "" uses
-	// the nearest tsconfig.json of each file.
+	// the nearest tsconfig.json of each file, or the tsconfig.app.json
+	// (say) that a references-only tsconfig.json points to.
 	Tsconfig string
 	// Timeout bounds `npm run build`; 0 means DefaultBuildTimeout.
 	Timeout time.Duration
@@ -109,12 +110,16 @@ func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 		return Result{Status: Fail, Message: fmt.Sprintf("cannot find the app's entry: %v", err)}
 	}
 	start := time.Now()
-	rep, err := Bundle(ctx, BundleOptions{Root: env.Root, Entries: entries, Tsconfig: g.Tsconfig})
+	tsconfig := g.Tsconfig
+	if tsconfig == "" {
+		tsconfig = tsconfigFor(env.Root)
+	}
+	rep, err := Bundle(ctx, BundleOptions{Root: env.Root, Entries: entries, Tsconfig: tsconfig})
 	if err != nil {
 		return Result{Status: Fail, Message: fmt.Sprintf("cannot bundle %s: %v", strings.Join(entries, ", "), err),
 			Fix: "Check that the entry and tsconfig in [gates.build] name readable files."}
 	}
-	logger.Debug("bundled", "entries", entries, "inputs", rep.Inputs, "errors", len(rep.Errors),
+	logger.Debug("bundled", "entries", entries, "tsconfig", tsconfig, "inputs", rep.Inputs, "errors", len(rep.Errors),
 		"missing", len(rep.Missing), "elapsed", time.Since(start))
 	return g.verdict(entries, rep)
 }
