@@ -335,7 +335,8 @@ gate_failures = 5          # end the run after this many failed completions in a
 # entry = "src/main.tsx"   # default: index.html's module script, else
 #                          # src/main.tsx, src/index.tsx, src/App.tsx…
 # missing = "warn"         # a package not in node_modules: warn, fail or ignore
-# tsconfig = "tsconfig.app.json"   # default: the nearest tsconfig.json
+# tsconfig = "tsconfig.app.json"   # default: the nearest tsconfig.json, or the
+#                          # one with paths that its "references" name
 # timeout = "5m"           # for use = "npm"
 
 [stall]

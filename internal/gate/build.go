@@ -74,7 +74,8 @@ type BuildSucceeds struct {
 	// Timeout bounds `npm run build`; 0 means DefaultBuildTimeout.
 	Timeout time.Duration
 	// Plan returns the current plan; nil reads .ralph/plan.tsx.
-	Plan   func() (*plan.Node, error)
+	Plan func() (*plan.Node, error)
+	// Logger receives debug records; nil discards them.
 	Logger *slog.Logger
 }
 
@@ -94,12 +95,14 @@ func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 	if !g.OptIn && !g.appPlan(env.Root) {
 		return Result{Status: Pass, Message: "not an App plan and no [gates.build] in ralph.toml: nothing to build"}
 	}
+	note := ""
 	if g.Use == BuildNpm {
 		ok, why := npmBuildable(env.Root)
 		if ok {
 			return g.npm(ctx, env)
 		}
 		logger.Debug("npm build not possible, bundling with esbuild", "why", why)
+		note = fmt.Sprintf("\n\n(`npm run build` was not run: %s; the app was bundled with esbuild instead.)", why)
 	}
 	entries, err := FindEntries(env.Root, g.Entry)
 	if err != nil {
@@ -121,7 +124,9 @@ func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 	}
 	logger.Debug("bundled", "entries", entries, "tsconfig", tsconfig, "inputs", rep.Inputs, "errors", len(rep.Errors),
 		"missing", len(rep.Missing), "elapsed", time.Since(start))
-	return g.verdict(entries, rep)
+	r := g.verdict(entries, rep)
+	r.Message += note
+	return r
 }
 
 // verdict turns a bundle report into the gate's result.

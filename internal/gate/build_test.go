@@ -303,7 +303,8 @@ func TestBuildSucceedsNpm(t *testing.T) {
 
 	// No node_modules: esbuild instead, and npm is not run.
 	dir = project(t, "not-installed")
-	if r := check(t, &BuildSucceeds{OptIn: true, Use: BuildNpm}, dir); r.Status != Warn {
+	if r := check(t, &BuildSucceeds{OptIn: true, Use: BuildNpm}, dir); r.Status != Warn ||
+		!strings.HasSuffix(r.Message, "(`npm run build` was not run: no node_modules; the app was bundled with esbuild instead.)") {
 		t.Errorf("without node_modules: %s %s", r.Status, r.Message)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "npm-args.txt")); err == nil {
