@@ -242,19 +242,30 @@ func touchedBy(st *store.Store) func(*plan.Node) string {
 	}
 }
 
-// buildGates returns the gates of a run: has-summary, then the command
-// gates of ralph.toml.
-func buildGates(cfg config.Config) []gate.Gate {
+// buildGates returns the gates of a run: the built-in gates, then the
+// command gates of ralph.toml.
+func buildGates(cfg config.Config, logger *slog.Logger) []gate.Gate {
 	gates := []gate.Gate{
 		gate.HasSummary{},
 		&gate.PlanDiff{},
 		&gate.AppHasContent{},
+		buildSucceeds(cfg.Build, logger),
 		&gate.CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
 	}
 	for _, g := range cfg.Gates {
 		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
 	}
 	return gates
+}
+
+// buildSucceeds configures the build-succeeds gate from [gates.build];
+// without the table it runs for App plans only.
+func buildSucceeds(b *config.BuildGate, logger *slog.Logger) *gate.BuildSucceeds {
+	if b == nil {
+		return &gate.BuildSucceeds{Logger: logger}
+	}
+	return &gate.BuildSucceeds{OptIn: true, Use: b.Use, Entry: b.Entry, Missing: b.Missing,
+		Tsconfig: b.Tsconfig, Timeout: b.Timeout.Duration, Logger: logger}
 }
 
 // engineOptions wires an engine from configuration.
@@ -272,7 +283,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	opt := engine.Options{
 		Agent:   ag,
-		Gates:   buildGates(cfg),
+		Gates:   buildGates(cfg, g.Logger),
 		Promise: cfg.Promise,
 		Limits: engine.Limits{
 			MaxIterations:    cfg.Limits.MaxIterations,

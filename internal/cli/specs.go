@@ -144,14 +144,20 @@ func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir str
 	return l, nil
 }
 
-// specGates are the configured gates: the command gates of ralph.toml.
-// The built-in gates of ralph run (has-summary, the plan and theme gates)
+// specGates are the configured gates: the command gates of ralph.toml,
+// and build-succeeds when [gates.build] opts the project in. The other
+// built-in gates of ralph run (has-summary, the plan and theme gates)
 // check its .ralph/ protocol, which the spec pipeline does not use.
 func specGates(cfg config.Config) []gate.Gate {
 	var out []gate.Gate
-	for _, g := range buildGates(cfg) {
-		if c, ok := g.(*gate.Command); ok {
-			out = append(out, c)
+	for _, g := range buildGates(cfg, nil) {
+		switch g := g.(type) {
+		case *gate.Command:
+			out = append(out, g)
+		case *gate.BuildSucceeds:
+			if g.OptIn {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
