@@ -251,3 +251,74 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 		}
 	})
 }
+
+// A gate whose command starts `setsid sh -c 'sleep 300' &` holding its
+// output, then hangs, times out as a failed gate that names the escaped
+// process; the run ends with gate-failures instead of hanging.
+func TestGateEscapedChildTimesOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a real ralph process")
+	}
+	bin := buildRalph(t)
+	dir := gitRepo(t)
+	files := map[string]string{
+		"agent.json": `{"iterations": [{"actions": [{"tool": "write", "path": ".ralph/summary.md", "content": "done\n"}, {"tool": "write", "path": ".ralph/status.txt", "content": "complete"}], "final": "done"}]}`,
+		"ralph.toml": `[limits]
+gate_failures = 1
+
+[[gates]]
+name = "dev-server"
+run = ["sh", "-c", "setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' & sleep 300"]
+timeout = "2s"
+`,
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := exec.Command(bin, "run", "--script", "agent.json", "start a server")
+	run.Dir = dir
+	var out syncBuffer
+	run.Stdout, run.Stderr = &out, &out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killAtEnd(t, run.Process.Pid)
+	escaped := readPID(t, filepath.Join(dir, "escaped.pid"), &out)
+	killAtEnd(t, escaped)
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ralph still runs 30s later:\n%s", out.String())
+	}
+	if got := run.ProcessState.ExitCode(); got != 6 {
+		t.Errorf("exit code %d, want 6 (gate-failures):\n%s", got, out.String())
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(dir, ".ralph", "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	task, err := st.LatestTask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := st.GateResults(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, r := range results {
+		if r.Gate == "dev-server" && r.Status == "fail" && strings.Contains(r.Message, "did not finish within 2s") &&
+			strings.Contains(r.Message, "pid "+strconv.Itoa(escaped)+" (sleep 300) left its process group") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no failed dev-server gate naming the escaped pid %d: %+v", escaped, results)
+	}
+}
