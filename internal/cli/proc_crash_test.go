@@ -196,7 +196,9 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 		}
 	})
 
-	t.Run("supervisor killed too", func(t *testing.T) {
+	// orphan kills ralph and the supervisor of its agent's group as the
+	// OOM killer would, and returns what is left of the group.
+	orphan := func(t *testing.T) (dir string, run *exec.Cmd, pgid int, left []int) {
 		dir, run, out, pgid := start(t)
 		// Freeze ralph so it cannot clean up, kill the group's supervisor
 		// (its leader), then ralph.
@@ -211,10 +213,32 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 		}
 		_ = run.Wait()
 		time.Sleep(1500 * time.Millisecond)
-		left := proc.Processes().Members(pgid)
+		left = proc.Processes().Members(pgid)
 		if len(left) == 0 {
 			t.Fatalf("the agent's group died with its supervisor; nothing left to test:\n%s", out.String())
 		}
+		return dir, run, pgid, left
+	}
+
+	t.Run("doctor ends an orphan", func(t *testing.T) {
+		dir, run, pgid, left := orphan(t)
+		doctor := exec.Command(bin, "doctor")
+		doctor.Dir = dir
+		got, err := doctor.CombinedOutput()
+		if err != nil {
+			t.Fatalf("doctor: %v\n%s", err, got)
+		}
+		want := "fixed  orphans  ended sh (process group " + strconv.Itoa(pgid) + ", " + strconv.Itoa(len(left)) + " processes, iteration 1) left running by a ralph that died (pid " + strconv.Itoa(run.Process.Pid) + ")"
+		if !strings.Contains(string(got), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, got)
+		}
+		if rest := proc.Processes().Members(pgid); len(rest) != 0 {
+			t.Errorf("group %d still has %v after doctor", pgid, rest)
+		}
+	})
+
+	t.Run("supervisor killed too", func(t *testing.T) {
+		dir, run, pgid, left := orphan(t)
 
 		resume := exec.Command(bin, "resume")
 		resume.Dir = dir
