@@ -12,7 +12,9 @@ import (
 // in its own session and group, and no group is ever judged orphaned.
 const supervisorEnv = "RALPH_PROC_SUPERVISOR"
 
-func command(path string, argv, env []string) *exec.Cmd {
+func command(path string, argv, env []string) *exec.Cmd { return directCommand(path, argv, env) }
+
+func directCommand(path string, argv, env []string) *exec.Cmd {
 	return &exec.Cmd{Path: path, Args: argv, Env: env, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
 }
 

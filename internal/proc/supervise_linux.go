@@ -49,6 +49,12 @@ func command(path string, argv, env []string) *exec.Cmd {
 	}
 }
 
+// directCommand returns the command that runs path directly, leading a new
+// session and process group.
+func directCommand(path string, argv, env []string) *exec.Cmd {
+	return &exec.Cmd{Path: path, Args: argv, Env: env, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+}
+
 // supervise runs path with argv in the supervisor's own process group,
 // with the supervisor's standard streams, and returns the exit status to
 // exit with. When its parent (ralph) dies it ends the whole group: SIGTERM,
