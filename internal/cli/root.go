@@ -118,6 +118,7 @@ Start with:
 		newThemeCommand(g),
 		newRecipeCommand(g),
 		newSpecsCommand(g),
+		newDoctorCommand(g),
 	)
 	return root
 }

@@ -153,6 +153,9 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return err
 	}
 	defer st.Close()
+	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+		return err
+	}
 	if message == "" {
 		if _, err := st.LatestTask(ctx); errors.Is(err, store.ErrNoTask) {
 			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, err)}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -215,6 +216,12 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		return err
 	}
 	defer st.Close()
+	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+		return err
+	}
+	ctx = engine.RecordProcGroups(ctx, st, nil, func(argv0, note string) {
+		fmt.Fprintf(g.Stderr, "ralph: a process escaped: %s: %s\n", argv0, note)
+	})
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return fmt.Errorf("open snapshots: %w", err)
