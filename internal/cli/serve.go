@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -113,6 +114,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(g.Logger.Handler(), slog.LevelWarn),
 		// Requests end with the command, so open event streams do not
 		// hold up the shutdown.
 		BaseContext: func(net.Listener) context.Context { return ctx },
