@@ -262,7 +262,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				v := u.Query()
 				v.Del("token")
 				u.RawQuery = v.Encode()
-				http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+				to := u.RequestURI()
+				if strings.HasPrefix(to, "//") || strings.HasPrefix(to, "/\\") {
+					to = "/" // never a redirect to another host
+				}
+				http.Redirect(w, r, to, http.StatusSeeOther)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), authKey{}, true))

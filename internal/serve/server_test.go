@@ -187,6 +187,9 @@ func TestTokenInURLSetsCookieAndPageGetsTheToken(t *testing.T) {
 	if !strings.Contains(cookie, "ralph_token="+testToken) || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
 		t.Errorf("Set-Cookie = %q", cookie)
 	}
+	if _, _, h := f.do("GET", "//evil.example/x?token="+testToken, ""); h.Get("Location") != "/" {
+		t.Errorf("a tokened //host path redirects to %q", h.Get("Location"))
+	}
 	_, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
 	if !strings.Contains(body, `<meta name="ralph-token" content="`+testToken+`">`) {
 		t.Error("a page opened with the token does not pass it to its script")
@@ -422,7 +425,7 @@ func TestSnapshotsDiffAndRollback(t *testing.T) {
 		}
 	}
 	_, page, _ = f.do("GET", "/snapshots/task-1-pre/rollback", "")
-	if !strings.Contains(page, "saved as <strong id=\"undo-name\">rollback-") {
+	if !strings.Contains(page, "<strong id=\"undo-name\">rollback-") {
 		t.Errorf("rollback confirmation does not name the undo snapshot:\n%s", page)
 	}
 
