@@ -31,6 +31,14 @@ var (
 	ralphErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if ralphBin != "" {
+		_ = os.RemoveAll(filepath.Dir(ralphBin))
+	}
+	os.Exit(code)
+}
+
 // ralphBinary builds ./cmd/ralph once per test binary.
 func ralphBinary(t testing.TB) string {
 	t.Helper()

@@ -111,8 +111,9 @@
     });
     es.addEventListener("state", (m) => {
       const s = JSON.parse(m.data);
+      // Always refresh: on a reconnect something may have changed unseen.
+      scheduleRefresh();
       if (state) {
-        scheduleRefresh();
         if (s.pending > state.pending) notify("ralph is waiting for you", `${s.pending} request(s) pending`);
         if (state.running && !s.running) notify("ralph run ended", `task ${s.task}: ${s.reason || s.task_status}`);
       }
