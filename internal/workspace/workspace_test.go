@@ -133,3 +133,31 @@ func TestWriteIsAtomic(t *testing.T) {
 		}
 	}
 }
+
+// Init adds to an older .ralph/.gitignore the private files it lacks,
+// keeping the user's own lines, and adds nothing the second time.
+func TestInitCompletesOldGitignore(t *testing.T) {
+	ws := newWorkspace(t)
+	old := "# mine\n/ralph.db\n/ralph.lock\n/logs/\nscratch/"
+	if err := ws.Write(".gitignore", old); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ws.Read(".gitignore")
+	if !strings.HasPrefix(got, old+"\n") {
+		t.Errorf(".gitignore lost its lines:\n%s", got)
+	}
+	for _, p := range Private {
+		if n := strings.Count("\n"+got, "\n"+p+"\n"); n != 1 {
+			t.Errorf(".gitignore lists %s %d times:\n%s", p, n, got)
+		}
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := ws.Read(".gitignore"); again != got {
+		t.Errorf("second Init changed .gitignore:\n%s", again)
+	}
+}
