@@ -115,8 +115,10 @@ func newResumeCommand(g *Globals) *cobra.Command {
 		Short: "Continue the interrupted task",
 		Long: `Continue the latest task where it stopped: after Ctrl-C, a crash or a kill,
 the loop picks up at the next iteration with everything on disk and in the
-store as it was. A task that ended is not restarted; a stopped one only
-with --force.`,
+store as it was. A run killed while its task was starting, even before the
+task was recorded, is started or finished as it began. The run's agent and
+limits are used unless flags say otherwise. A task that ended is not
+restarted; a stopped one only with --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTask(cmd.Context(), g, &o, "")
