@@ -156,7 +156,9 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return &ExitError{Code: 1, Err: err}
 	}
 	defer lock.Release()
-	if message != "" {
+	if message == "" {
+		req = loadRequest(ws) // again, now that no run can be writing it
+	} else {
 		if req, err = newRequest(message, o); err != nil {
 			return err
 		}
