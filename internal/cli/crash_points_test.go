@@ -375,6 +375,9 @@ func TestKilledEarlyThenNewRun(t *testing.T) {
 			if !slices.Equal(numbers, want) {
 				t.Errorf("task numbers on record = %v, want %v", numbers, want)
 			}
+			if tc.tasks == 2 && len(all) == 2 && (all[0].Status != store.TaskInterrupted || all[1].Reason != "completed") {
+				t.Errorf("the dead task ended %s, the new one %s; want interrupted and completed", all[0].Status, all[1].Reason)
+			}
 			if got := strings.TrimSpace(readState(t, dir, "task-counter.txt")); got != fmt.Sprint(tc.tasks) {
 				t.Errorf("task-counter.txt = %s, want %d", got, tc.tasks)
 			}

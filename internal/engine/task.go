@@ -223,6 +223,13 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	if err != nil {
 		return nil, task.Task{}, err
 	}
+	// A task killed while it started, and not resumed, ends here: this
+	// task replaces it.
+	if last, err := e.st.LatestTask(ctx); err == nil && last.Status == store.TaskRunning {
+		if _, pending, _ := e.st.State(ctx, startKey(last.ID)); pending {
+			_ = e.st.EndTask(ctx, last.ID, store.TaskInterrupted, string(Interrupted), fmt.Sprintf("killed while it started; task %d was run instead", n))
+		}
+	}
 	summary, _ := e.ws.Read(workspace.Summary)
 	rec, err := json.Marshal(startRecord{Prev: prev, Summary: summary})
 	if err != nil {
