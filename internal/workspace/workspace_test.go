@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func newWorkspace(t *testing.T) *Workspace {
@@ -112,6 +115,50 @@ func TestLockIsExclusiveAndNamesHolder(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 	l2.Release()
+}
+
+// A lock still held for a moment after its recorded holder died (a child
+// of a ralph killed while starting it, until its exec) is waited for, not
+// reported as held by the dead pid.
+func TestLockWaitsOutADeadHolder(t *testing.T) {
+	ws := newWorkspace(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(ws.Path(LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strconv.Itoa(dead.Process.Pid) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		close(released)
+	}()
+	l, err := ws.Lock()
+	if err != nil {
+		t.Fatalf("lock with a dead holder: %v", err)
+	}
+	select {
+	case <-released:
+	default:
+		t.Error("Lock succeeded while the lock was still held")
+	}
+	if pid := ws.HolderPID(); pid != os.Getpid() {
+		t.Errorf("holder pid = %d, want %d", pid, os.Getpid())
+	}
+	l.Release()
 }
 
 func TestWriteIsAtomic(t *testing.T) {
