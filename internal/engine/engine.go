@@ -79,6 +79,11 @@ type Options struct {
 	// Reporter shows progress; nil means silence.
 	Reporter Reporter
 	Logger   *slog.Logger
+	// Request is the token of the ralph run request a new task answers
+	// (.ralph/request.json). It is recorded with the task, in the same
+	// transaction, so a resume can tell whether the request reached the
+	// store. Empty means none.
+	Request string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/mutation"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/stall"
@@ -128,6 +129,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
 		return iterResult{}, err
 	}
+	pausepoint.At(pausepoint.IterationFile)
 	e.report(r, Progress{Stage: StageIteration, Message: fmt.Sprintf("iteration %d", r.iteration)})
 	e.planCheck(ctx, r)
 	// A plan that just opened BUILD may start with a Human or a Stop.
@@ -339,6 +341,9 @@ func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 		e.log.Error("record event", "err", err)
 	}
 	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})
+	if ev.Kind == agent.KindToolCall {
+		pausepoint.At(pausepoint.AgentEvent)
+	}
 }
 
 // harnessEvent records something the harness did or decided.
