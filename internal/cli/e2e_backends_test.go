@@ -119,3 +119,19 @@ func TestE2EGeminiRun(t *testing.T) {
 	writeConfig(t, dir, agentTOML("gemini", testutil.GeminiBin(t), srv.GeminiHome(t), ""))
 	checkFullRun(t, dir, "gemini", srv, "write_file", "run_shell_command")
 }
+
+// A whole ralph run with the real opencode, its provider given the way the
+// issue's user gave it — OPENCODE_CONFIG_CONTENT in [agents.opencode] env
+// — which ralph merges with its own instead of replacing.
+func TestE2EOpencodeRun(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	dir := testutil.GitRepo(t)
+	srv := testutil.NewChat(t, fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) })...)
+	env := append(testutil.OpencodeEnv(t), "OPENCODE_CONFIG_CONTENT="+srv.OpencodeConfig())
+	writeConfig(t, dir, agentTOML("opencode", testutil.OpencodeBin(t), env, ""))
+	checkFullRun(t, dir, "opencode", srv, "write", "bash")
+	if reqs := srv.Scripted(); len(reqs) == 0 || !strings.Contains(reqs[0].System, ".ralph/plan.tsx") {
+		t.Errorf("ralph's system prompt did not reach the model")
+	}
+}

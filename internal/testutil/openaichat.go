@@ -246,3 +246,45 @@ func chatError(status int, code, msg string) map[string]any {
 	}
 	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}}
 }
+
+// OpencodeConfig returns an opencode configuration (the JSON of
+// opencode.json or OPENCODE_CONFIG_CONTENT) that makes the server
+// opencode's model: a provider "fake" through @ai-sdk/openai-compatible
+// with the model fake-coder, selected as the default model, with sharing
+// and updates off. (For a model named gpt-… opencode offers apply_patch
+// instead of its write tool.)
+func (s *ChatServer) OpencodeConfig() string {
+	b, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "Fake",
+			"options": map[string]any{"baseURL": s.BaseURL(), "apiKey": "sk-fake-key"},
+			"models":  map[string]any{"fake-coder": map[string]any{"name": "Fake Coder", "tool_call": true}},
+		}},
+		"model":      "fake/fake-coder",
+		"autoupdate": false,
+		"share":      "disabled",
+	})
+	return string(b)
+}
+
+// OpencodeEnv returns the environment that runs opencode from a new
+// temporary HOME (its config, data, cache and state directories inside
+// it) with its outside traffic off: no model list fetch, no updates, no
+// LSP downloads, no default plugins.
+func OpencodeEnv(t testing.TB) []string {
+	home := t.TempDir()
+	return []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + home + "/.config",
+		"XDG_DATA_HOME=" + home + "/.local/share",
+		"XDG_CACHE_HOME=" + home + "/.cache",
+		"XDG_STATE_HOME=" + home + "/.local/state",
+		"OPENCODE_DISABLE_MODELS_FETCH=true",
+		"OPENCODE_DISABLE_AUTOUPDATE=true",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
+		"OPENCODE_DISABLE_SHARE=true",
+	}
+}
