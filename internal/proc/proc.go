@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -123,6 +124,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd.Args[0] = s.Argv[0]
 	cmd.Dir = s.Dir
 	cmd.Env = environ(s.Unset, s.Env)
+	if s.Dir != "" {
+		// PWD must name the directory the child runs in: programs that
+		// trust it (Node and Bun CLIs such as opencode) would otherwise
+		// take ralph's own directory for their workspace. Spec.Env can
+		// still set it.
+		if abs, err := filepath.Abs(s.Dir); err == nil {
+			cmd.Env = environ(s.Unset, append([]string{"PWD=" + abs}, s.Env...))
+		}
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if s.Stdin != nil {
 		cmd.Stdin = s.Stdin

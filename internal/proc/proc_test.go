@@ -152,3 +152,19 @@ func assertGone(t *testing.T, pidFile string) {
 	}
 	t.Errorf("child process %d is still running", pid)
 }
+
+// The child's PWD names its working directory, not ralph's: Node and Bun
+// programs take their workspace from it.
+func TestRunSetsPWDToDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PWD", "/somewhere/else")
+	var pwd string
+	_, err := Run(context.Background(), Spec{Argv: []string{"env"}, Dir: dir, OnLine: func(l string) {
+		if v, ok := strings.CutPrefix(l, "PWD="); ok {
+			pwd = v
+		}
+	}})
+	if err != nil || pwd != dir {
+		t.Errorf("child PWD = %q (%v), want %q", pwd, err, dir)
+	}
+}

@@ -51,7 +51,7 @@ func TestRealOpencodeWritesFile(t *testing.T) {
 		t.Fatalf("%v\nrequests: %d", err, len(srv.Requests()))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello world\n" {
-		t.Fatalf("hello.txt = %q, %v", b, err)
+		t.Fatalf("hello.txt = %q, %v\nevents: %+v", b, err, ev.Of(agent.KindToolResult))
 	}
 	calls := ev.Of(agent.KindToolCall)
 	if len(calls) != 2 || calls[0].Tool != "write" || calls[1].Tool != "bash" {
