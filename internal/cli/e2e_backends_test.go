@@ -135,3 +135,18 @@ func TestE2EOpencodeRun(t *testing.T) {
 		t.Errorf("ralph's system prompt did not reach the model")
 	}
 }
+
+// A whole ralph run with the real Qwen Code against the fake OpenAI chat
+// completions endpoint.
+func TestE2EQwenRun(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	dir := testutil.GitRepo(t)
+	srv := testutil.NewChat(t, fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) })...)
+	env, args := srv.QwenEnv(t)
+	writeConfig(t, dir, agentTOML("qwen", testutil.QwenBin(t), env, "model = \"fake-coder\"\nargs = "+tomlList(args)+"\n"))
+	checkFullRun(t, dir, "qwen", srv, "write_file", "run_shell_command")
+	if reqs := srv.Scripted(); len(reqs) == 0 || !strings.Contains(reqs[0].System, ".ralph/plan.tsx") {
+		t.Errorf("ralph's system prompt did not reach the model")
+	}
+}

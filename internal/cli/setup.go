@@ -21,6 +21,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/command"
 	"github.com/ralph-harness/ralph/internal/agent/gemini"
 	"github.com/ralph-harness/ralph/internal/agent/opencode"
+	"github.com/ralph-harness/ralph/internal/agent/qwen"
 	"github.com/ralph-harness/ralph/internal/agent/script"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -156,7 +157,7 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 		}
 		return b.build(ac, logger), nil
 	}
-	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, amp, api, command or script)", name))
+	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, qwen, amp, api, command or script)", name))
 }
 
 // cliBackend is an agent CLI ralph can drive.
@@ -172,6 +173,7 @@ var cliBackends = []cliBackend{
 	{codex.Name, codex.DefaultBinary, codex.InstallHint, codex.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return codex.New(c, l) }},
 	{opencode.Name, opencode.DefaultBinary, opencode.InstallHint, opencode.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return opencode.New(c, l) }},
 	{gemini.Name, gemini.DefaultBinary, gemini.InstallHint, gemini.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return gemini.New(c, l) }},
+	{qwen.Name, qwen.DefaultBinary, qwen.InstallHint, qwen.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return qwen.New(c, l) }},
 	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
 }
 

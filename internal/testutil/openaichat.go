@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -287,4 +289,24 @@ func OpencodeEnv(t testing.TB) []string {
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
 		"OPENCODE_DISABLE_SHARE=true",
 	}
+}
+
+// QwenEnv returns the environment and arguments that run Qwen Code
+// against the server from a new temporary HOME: OpenAI auth with the
+// server as its base URL and model fake-coder, telemetry and update
+// checks off, and no retries of a rate-limited request (Qwen Code
+// otherwise waits a minute and more between ten retries).
+func (s *ChatServer) QwenEnv(t testing.TB) (env, args []string) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".qwen")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"openai"}},"telemetry":{"enabled":false},"privacy":{"usageStatisticsEnabled":false},"general":{"enableAutoUpdate":false,"disableAutoUpdate":true},"model":{"generationConfig":{"maxRetries":0}}}`
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = []string{"HOME=" + home, "OPENAI_API_KEY=sk-fake-key", "OPENAI_BASE_URL=" + s.BaseURL(), "OPENAI_MODEL=fake-coder"}
+	args = []string{"--auth-type", "openai", "--openai-base-url", s.BaseURL()}
+	return env, args
 }
