@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,16 +38,25 @@ env = %s
 // tool wants): iteration 1 writes the plan and ends its turn, iteration 2
 // writes the hero section and the app entry, then the summary and the
 // status through the shell, and ends its turn.
-func fullRunTurns(abs func(string) string) []testutil.Turn {
-	return []testutil.Turn{
+//
+// Calls in prep make a turn of their own at the start of iteration 2 (a
+// CLI whose write tool does not create directories needs them made, and
+// the calls of one turn may run in parallel).
+func fullRunTurns(abs func(string) string, prep ...testutil.Call) []testutil.Turn {
+	var prepTurns []testutil.Turn
+	if len(prep) > 0 {
+		prepTurns = append(prepTurns, testutil.Calls("", prep...))
+	}
+	return append(append([]testutil.Turn{
 		testutil.Calls("I will write the plan.", testutil.WriteFile(abs(".ralph/plan.tsx"), appPlan)),
 		testutil.Text("I wrote the plan to .ralph/plan.tsx."),
+	}, prepTurns...),
 		testutil.Calls("Building the hero section.",
 			testutil.WriteFile(abs("src/sections/HeroSection.tsx"), heroSection),
 			testutil.WriteFile(abs("src/App.tsx"), appEntry)),
 		testutil.Calls("", plainFinishCall),
 		testutil.Text("The hero section is built."),
-	}
+	)
 }
 
 // plainFinishCall is finishCall without quotes inside the command, which
@@ -70,8 +80,11 @@ func checkFullRun(t *testing.T, dir, name string, srv scriptedServer, writeTool,
 			t.Errorf("output lacks %q:\n%s", want, res.out)
 		}
 	}
-	if got := mustRead(t, dir, "src/sections/HeroSection.tsx"); got != heroSection {
-		t.Errorf("HeroSection.tsx = %q", got)
+	if rec.task.Reason != "completed" {
+		t.Fatalf("task = %+v, want completed\n%s\nevents:\n%s", rec.task, res.out, rec.dump())
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "src/sections/HeroSection.tsx")); string(got) != heroSection {
+		t.Errorf("HeroSection.tsx = %q\nevents:\n%s", got, rec.dump())
 	}
 	if got := mustRead(t, dir, ".ralph/plan.tsx"); got != appPlan {
 		t.Errorf("plan.tsx = %q", got)
@@ -146,6 +159,22 @@ func TestE2EQwenRun(t *testing.T) {
 	env, args := srv.QwenEnv(t)
 	writeConfig(t, dir, agentTOML("qwen", testutil.QwenBin(t), env, "model = \"fake-coder\"\nargs = "+tomlList(args)+"\n"))
 	checkFullRun(t, dir, "qwen", srv, "write_file", "run_shell_command")
+	if reqs := srv.Scripted(); len(reqs) == 0 || !strings.Contains(reqs[0].System, ".ralph/plan.tsx") {
+		t.Errorf("ralph's system prompt did not reach the model")
+	}
+}
+
+// A whole ralph run with the real GitHub Copilot CLI, no GitHub login,
+// the fake OpenAI chat completions endpoint as its own-key provider.
+func TestE2ECopilotRun(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	dir := testutil.GitRepo(t)
+	// Copilot CLI's create tool does not make missing directories.
+	srv := testutil.NewChat(t, fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) },
+		testutil.Shell("mkdir", "-p", "src/sections"))...)
+	writeConfig(t, dir, agentTOML("copilot", testutil.CopilotBin(t), srv.CopilotEnv(t), ""))
+	checkFullRun(t, dir, "copilot", srv, "create", "bash")
 	if reqs := srv.Scripted(); len(reqs) == 0 || !strings.Contains(reqs[0].System, ".ralph/plan.tsx") {
 		t.Errorf("ralph's system prompt did not reach the model")
 	}

@@ -34,7 +34,7 @@ type RunOptions struct {
 // AddFlags registers the run flags on cmd.
 func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script (default from ralph.toml, else auto)")
 	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
 	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
 	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")

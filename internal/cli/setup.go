@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/claude"
 	"github.com/ralph-harness/ralph/internal/agent/codex"
 	"github.com/ralph-harness/ralph/internal/agent/command"
+	"github.com/ralph-harness/ralph/internal/agent/copilot"
 	"github.com/ralph-harness/ralph/internal/agent/gemini"
 	"github.com/ralph-harness/ralph/internal/agent/opencode"
 	"github.com/ralph-harness/ralph/internal/agent/qwen"
@@ -157,7 +158,7 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 		}
 		return b.build(ac, logger), nil
 	}
-	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, qwen, amp, api, command or script)", name))
+	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script)", name))
 }
 
 // cliBackend is an agent CLI ralph can drive.
@@ -174,6 +175,7 @@ var cliBackends = []cliBackend{
 	{opencode.Name, opencode.DefaultBinary, opencode.InstallHint, opencode.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return opencode.New(c, l) }},
 	{gemini.Name, gemini.DefaultBinary, gemini.InstallHint, gemini.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return gemini.New(c, l) }},
 	{qwen.Name, qwen.DefaultBinary, qwen.InstallHint, qwen.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return qwen.New(c, l) }},
+	{copilot.Name, copilot.DefaultBinary, copilot.InstallHint, copilot.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return copilot.New(c, l) }},
 	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
 }
 

@@ -310,3 +310,20 @@ func (s *ChatServer) QwenEnv(t testing.TB) (env, args []string) {
 	args = []string{"--auth-type", "openai", "--openai-base-url", s.BaseURL()}
 	return env, args
 }
+
+// CopilotEnv returns the environment that runs GitHub Copilot CLI against
+// the server as a bring-your-own-key provider (chat completions, model
+// fake-coder) from a new temporary HOME and COPILOT_HOME, offline: no
+// GitHub login, telemetry or update.
+func (s *ChatServer) CopilotEnv(t testing.TB) []string {
+	home := t.TempDir()
+	return []string{
+		"HOME=" + home,
+		"COPILOT_HOME=" + filepath.Join(home, ".copilot"),
+		"COPILOT_PROVIDER_BASE_URL=" + s.BaseURL(),
+		"COPILOT_PROVIDER_API_KEY=sk-fake-key",
+		"COPILOT_MODEL=fake-coder",
+		"COPILOT_OFFLINE=true",
+		"COPILOT_AUTO_UPDATE=false",
+	}
+}
