@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"strings"
 	"time"
 
@@ -77,6 +78,10 @@ writes the task to .ralph/task.md and runs the agent in fresh-context
 iterations. The agent writes a plan to .ralph/plan.tsx; the harness validates
 it and only then moves to the BUILD phase. When the agent asks to finish, the
 quality gates decide. A task that passes is snapshotted as task-N-post.
+
+Agents: claude, codex, opencode, gemini, qwen and copilot are tested end to
+end against their real CLIs (see the README for each one's setup). Not amp:
+` + amp.Caveat + `.
 
 The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,

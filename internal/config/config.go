@@ -20,7 +20,7 @@ const FileName = "ralph.toml"
 
 // Config is ralph.toml.
 type Config struct {
-	// Agent is the backend: auto, claude, codex, opencode, gemini, amp,
+	// Agent is the backend: auto, claude, codex, opencode, gemini, qwen, copilot, amp,
 	// api, command or script.
 	Agent string `toml:"agent"`
 	// Model is passed to backends that choose a model.
@@ -201,8 +201,9 @@ func (c Config) validate() error {
 const Template = `# ralph.toml — ralph's configuration. Every setting is optional.
 
 # Which agent runs the iterations: auto, claude, codex, opencode, gemini,
-# amp, api, command or script. auto picks the first installed CLI (claude,
-# codex, opencode, gemini, amp), else api when an API key is set.
+# qwen, copilot, amp, api, command or script. auto picks the first installed
+# CLI (claude, codex, opencode, gemini, qwen, copilot, amp), else api when an
+# API key is set. amp needs Amp's own service and is untested offline.
 agent = "auto"
 # model = "claude-sonnet-4-5"
 
