@@ -19,6 +19,16 @@ var limitPattern = regexp.MustCompile(`(?i)\b(429|529)\b|rate[ _-]?limit|usage l
 // the agent's ordinary output.
 func IsRateLimit(msg string) bool { return limitPattern.MatchString(msg) }
 
+// quotaPattern matches the wording of a limit that will not lift by
+// retrying soon: a used-up quota, plan or usage limit.
+var quotaPattern = regexp.MustCompile(`(?i)quota|usage limit|hit your (usage )?limit|insufficient[ _]quota|billing|credits?\b.*(exhausted|used up|run out)|out of credits`)
+
+// IsQuota reports whether msg, a rate-limit message, says a quota or
+// usage limit ran out (as opposed to a brief rate limit): "You exceeded
+// your current quota", "You have exhausted your daily quota", "usage limit
+// reached".
+func IsQuota(msg string) bool { return quotaPattern.MatchString(msg) }
+
 // RateLimitFrom returns a *RateLimitError for msg when msg reports a limit,
 // with ResetAt parsed from it when it says when the limit lifts; nil
 // otherwise.

@@ -76,3 +76,19 @@ func TestRateLimitFrom(t *testing.T) {
 		t.Errorf("RateLimitFrom = %+v", e)
 	}
 }
+
+func TestIsQuota(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"You exceeded your current quota, please check your plan and billing details.": true,
+		"[API Error: You have exhausted your daily quota on this model.]":              true,
+		"Claude AI usage limit reached|1735689600":                                     true,
+		"insufficient_quota": true,
+		"Rate limit reached for gpt-5.5. Please try again in 30s.": false,
+		"API Error: 529 Overloaded":                                false,
+		"429 Too Many Requests":                                    false,
+	} {
+		if got := IsQuota(msg); got != want {
+			t.Errorf("IsQuota(%q) = %v, want %v", msg, got, want)
+		}
+	}
+}

@@ -35,7 +35,7 @@ type RunOptions struct {
 // AddFlags registers the run flags on cmd.
 func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script, or a fallback chain such as claude,codex (default from ralph.toml, else auto)")
 	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
 	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
 	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")
@@ -169,7 +169,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 			_ = json.Unmarshal([]byte(saved), &o.agent)
 		}
 	}
-	ag, err := buildAgent(ws, cfg, o.agent, g.Logger)
+	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
 	if err != nil {
 		return err
 	}
@@ -179,6 +179,14 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	opt, err := engineOptions(ctx, g, ws, st, cfg, ag)
 	if err != nil {
 		return err
+	}
+	if len(fallbacks) > 0 {
+		opt.Fallbacks = fallbacks
+		names := []string{ag.Name()}
+		for _, f := range fallbacks {
+			names = append(names, f.Name())
+		}
+		opt.AgentName = strings.Join(names, ",")
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()

@@ -89,11 +89,55 @@ type agentFlags struct {
 	Model   string `json:"model,omitempty"`
 }
 
+// buildAgents constructs the backends the flags and configuration name:
+// the one to run first, and the fallback chain after it when the name is a
+// comma-separated list ("claude,codex" from --agent, or a list in
+// ralph.toml). Every backend of the chain must be available now.
+func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
+	name := f.Name
+	if name == "" {
+		name = string(cfg.Agent)
+	}
+	if !strings.Contains(name, ",") {
+		ag, err := buildAgent(ws, cfg, f, logger)
+		return ag, nil, err
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(name, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			continue
+		case n == "auto":
+			return nil, nil, usageError(fmt.Errorf("agent %q: auto cannot be part of a fallback chain; name the agents", name))
+		case seen[n]:
+			return nil, nil, usageError(fmt.Errorf("agent %q: %s is named twice", name, n))
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	var chain []agent.Agent
+	for _, n := range names {
+		g := f
+		g.Name = n
+		ag, err := buildAgent(ws, cfg, g, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain = append(chain, ag)
+	}
+	if len(chain) == 0 {
+		return nil, nil, usageError(fmt.Errorf("agent %q names no agent", name))
+	}
+	return chain[0], chain[1:], nil
+}
+
 // buildAgent constructs the backend the flags and configuration name.
 func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, error) {
 	name := f.Name
 	if name == "" {
-		name = cfg.Agent
+		name = string(cfg.Agent)
 	}
 	if f.Script != "" && (name == "" || name == "auto") {
 		name = "script"
