@@ -86,6 +86,21 @@ var nestedAgentVars = []string{
 	"GEMINI_CLI",
 	"OPENCODE",
 	"AMP_THREAD_ID",
+	// What Qwen Code 0.24 and Copilot CLI 1.0 were seen to set for the
+	// commands their shell tools run.
+	"QWEN_CODE",
+	"QWEN_CODE_SESSION_ID",
+	"QWEN_CODE_AGENT_ID",
+	"QWEN_CODE_PROMPT_ID",
+	"QWEN_CODE_PROJECT_DIR",
+	"QWEN_CODE_NO_RELAUNCH",
+	"QWEN_CODE_LAUNCHER_PID",
+	"QWEN_CODE_CLI",
+	"QWEN_CODE_STARTUP_VERSION",
+	"COPILOT_CLI",
+	"COPILOT_AGENT_SESSION_ID",
+	"COPILOT_CLI_RESOLVED_DIST_DIR",
+	"COPILOT_CLI_BINARY_VERSION",
 }
 
 // Environ returns the parent's environment without the nested-agent
