@@ -135,17 +135,34 @@ func TestE2EGeminiRun(t *testing.T) {
 
 // A whole ralph run with the real opencode, its provider given the way the
 // issue's user gave it — OPENCODE_CONFIG_CONTENT in [agents.opencode] env
-// — which ralph merges with its own instead of replacing.
+// — which ralph merges with its own instead of replacing. Iteration 1
+// starts with a write outside the workspace: ralph's permission rule
+// refuses it, the store records the refusal as a failed tool call, and
+// the iteration goes on to write the plan.
 func TestE2EOpencodeRun(t *testing.T) {
 	e2eShort(t)
 	t.Parallel()
 	dir := testutil.GitRepo(t)
-	srv := testutil.NewChat(t, fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) })...)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	turns := append([]testutil.Turn{testutil.Calls("First, a note outside.", testutil.WriteFile(outside, "nope\n"))},
+		fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) })...)
+	srv := testutil.NewChat(t, turns...)
 	env := append(testutil.OpencodeEnv(t), "OPENCODE_CONFIG_CONTENT="+srv.OpencodeConfig())
 	writeConfig(t, dir, agentTOML("opencode", testutil.OpencodeBin(t), env, ""))
-	checkFullRun(t, dir, "opencode", srv, "write", "bash")
+	rec := checkFullRun(t, dir, "opencode", srv, "write", "bash")
 	if reqs := srv.Scripted(); len(reqs) == 0 || !strings.Contains(reqs[0].System, ".ralph/plan.tsx") {
 		t.Errorf("ralph's system prompt did not reach the model")
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("the write outside the workspace happened (stat: %v)", err)
+	}
+	var refused bool
+	for _, e := range rec.of("tool_result") {
+		refused = refused || e.Iteration == 1 && e.Tool == "write" && strings.HasPrefix(e.Text, "error: ") &&
+			strings.Contains(e.Text, "prevents you from using this specific tool call")
+	}
+	if !refused {
+		t.Errorf("no failed write in the store for the refused write\nevents:\n%s", rec.dump())
 	}
 }
 
