@@ -31,4 +31,5 @@ fuzz:
 ## bench: the harness's own benchmarks
 bench:
 	./bench/overhead.sh 200
+	./bench/buildgate.sh 20
 	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/

@@ -53,10 +53,11 @@ func newPlanValidateCommand(g *Globals) *cobra.Command {
 		Short: "Check the plan; exit 1 when it has failures",
 		Long: `Check the plan (default .ralph/plan.tsx) and print one line per finding:
 
-  FAIL [id] plan.tsx:LINE: message
-  WARN [id] plan.tsx:LINE: message
+  FAIL [id] plan.tsx:LINE:COL: message
+  WARN [id] plan.tsx:LINE:COL: message
 
-failures first. Exit 0 when there is no failure (warnings do not block),
+failures first (LINE:COL is where the element, prop value or syntax error
+is; a finding about the whole plan has no position). Exit 0 when there is no failure (warnings do not block),
 1 when there is one. Recipe ids are those ralph recipe list shows for this
 workspace; theme names are those ralph theme list shows.`,
 		Args: cobra.MaximumNArgs(1),
@@ -182,10 +183,10 @@ func runPlanValidate(ctx context.Context, g *Globals, opts PlanValidateOptions, 
 		}
 	} else {
 		for _, f := range res.Failures {
-			fmt.Fprintf(g.Stdout, "FAIL [%s] %s:%d: %s\n", f.ID, name, f.Line, f.Message)
+			fmt.Fprintln(g.Stdout, f.Format("FAIL", name))
 		}
 		for _, f := range res.Warnings {
-			fmt.Fprintf(g.Stdout, "WARN [%s] %s:%d: %s\n", f.ID, name, f.Line, f.Message)
+			fmt.Fprintln(g.Stdout, f.Format("WARN", name))
 		}
 		switch {
 		case !res.OK():

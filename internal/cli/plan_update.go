@@ -132,11 +132,7 @@ func previousPlanFindings(ctx context.Context, g *Globals, root *plan.Node, t ta
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Against the plan at %s\n\n", snapshot.TaskPre(t.Counter))
 	for _, f := range res.Failures {
-		if f.Line > 0 {
-			fmt.Fprintf(&b, "FAIL [%s] plan.tsx:%d: %s\n", f.ID, f.Line, f.Message)
-		} else {
-			fmt.Fprintf(&b, "FAIL [%s]: %s\n", f.ID, f.Message)
-		}
+		b.WriteString(f.Format("FAIL", plan.DefaultFile) + "\n")
 	}
 	return b.String()
 }

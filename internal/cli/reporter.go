@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -88,6 +89,13 @@ func (r *reporter) drawLive(p engine.Progress) {
 func (r *reporter) Report(p engine.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if p.Stage != engine.StageEnd {
+		// Harness reports carry no tool count: keep the iteration's.
+		if p.ToolCalls == 0 && p.Iteration == r.last.Iteration {
+			p.ToolCalls = r.last.ToolCalls
+		}
+		r.last = p
+	}
 	if r.json {
 		b, _ := json.Marshal(p)
 		fmt.Fprintf(r.w, "%s\n", b)
@@ -101,13 +109,22 @@ func (r *reporter) Report(p engine.Progress) {
 		fmt.Fprintln(r.w, line)
 	}
 	if r.tty && p.Stage != engine.StageEnd {
-		// Harness reports carry no tool count: keep the iteration's.
-		if p.ToolCalls == 0 && p.Iteration == r.last.Iteration {
-			p.ToolCalls = r.last.ToolCalls
-		}
-		r.last = p
 		r.drawLive(p)
 	}
+}
+
+// Notice shows a logged warning or error as a line of the run's progress,
+// placed in the task, iteration and phase the run is at.
+func (r *reporter) Notice(level slog.Level, text string) {
+	r.mu.Lock()
+	p := r.last
+	r.mu.Unlock()
+	p.Stage, p.Message, p.Event, p.Outcome = engine.StageWarning, text, nil, nil
+	if level >= slog.LevelError {
+		p.Stage = engine.StageError
+	}
+	p.At = time.Now()
+	r.Report(p)
 }
 
 func (r *reporter) clearLive() {
@@ -131,6 +148,11 @@ func (r *reporter) format(p engine.Progress) string {
 		return prefix + " " + formatEvent(p.Event)
 	case engine.StageGates:
 		return prefix + " gates: " + p.Message
+	case engine.StageWarning, engine.StageError:
+		if p.Iteration == 0 {
+			return "ralph: " + string(p.Stage) + ": " + p.Message
+		}
+		return prefix + " " + string(p.Stage) + ": " + p.Message
 	case engine.StageWait:
 		if r.tty {
 			return ""

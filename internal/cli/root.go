@@ -23,10 +23,14 @@ type Globals struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	// Dir is the directory ralph works in (the --dir flag, default ".").
-	Dir    string
+	Dir string
+	// Logger writes to the run log (.ralph/logs/ralph.log), to stderr
+	// only with -v, and shows warnings as ralph's own lines (see
+	// logOutput).
 	Logger *slog.Logger
 	// Verbose turns on debug logging to stderr.
 	Verbose bool
+	logs    *logOutput
 }
 
 // ExitError carries a specific process exit code. A nil Err means the
@@ -58,6 +62,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if g.logs != nil {
+		_ = g.logs.Close()
+	}
 	if err == nil {
 		return 0
 	}
@@ -89,15 +96,12 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
-			level := slog.LevelWarn
-			if g.Verbose {
-				level = slog.LevelDebug
-			}
-			g.Logger = slog.New(slog.NewTextHandler(g.Stderr, &slog.HandlerOptions{Level: level}))
+			g.logs = newLogOutput(g.Stderr, g.Verbose)
+			g.Logger = g.logs.logger()
 		},
 	}
 	root.PersistentFlags().StringVarP(&g.Dir, "dir", "C", ".", "work in `DIR` instead of the current directory")
-	root.PersistentFlags().BoolVarP(&g.Verbose, "verbose", "v", false, "log debug detail to stderr")
+	root.PersistentFlags().BoolVarP(&g.Verbose, "verbose", "v", false, "also log to stderr, with debug detail (the log is always in .ralph/logs/ralph.log)")
 	root.AddCommand(
 		newInitCommand(g),
 		newRunCommand(g),
@@ -115,6 +119,7 @@ Start with:
 		newThemeCommand(g),
 		newRecipeCommand(g),
 		newSpecsCommand(g),
+		newDoctorCommand(g),
 	)
 	return root
 }

@@ -158,6 +158,9 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return err
 	}
 	defer st.Close()
+	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+		return err
+	}
 	if message == "" {
 		if _, err := st.LatestTask(ctx); errors.Is(err, store.ErrNoTask) {
 			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, err)}
@@ -191,6 +194,10 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
 	opt.Reporter = rep
+	// Warnings logged during the run show as its own progress lines.
+	if g.logs != nil {
+		defer g.logs.setNotice(rep.Notice)()
+	}
 	eng := engine.New(ws, st, opt)
 
 	var out engine.Outcome

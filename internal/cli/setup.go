@@ -47,6 +47,9 @@ func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, confi
 	if err != nil {
 		return nil, config.Config{}, usageError(err)
 	}
+	if g.logs != nil {
+		g.logs.useWorkspace(ws)
+	}
 	cfg, err := config.Load(ws.Root)
 	if err != nil {
 		return nil, config.Config{}, usageError(err)
@@ -287,19 +290,30 @@ func touchedBy(st *store.Store) func(*plan.Node) string {
 	}
 }
 
-// buildGates returns the gates of a run: has-summary, then the command
-// gates of ralph.toml.
-func buildGates(cfg config.Config) []gate.Gate {
+// buildGates returns the gates of a run: the built-in gates, then the
+// command gates of ralph.toml.
+func buildGates(cfg config.Config, logger *slog.Logger) []gate.Gate {
 	gates := []gate.Gate{
 		gate.HasSummary{},
 		&gate.PlanDiff{},
 		&gate.AppHasContent{},
+		buildSucceeds(cfg.Build, logger),
 		&gate.CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
 	}
 	for _, g := range cfg.Gates {
 		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
 	}
 	return gates
+}
+
+// buildSucceeds configures the build-succeeds gate from [gates.build];
+// without the table it runs for App plans only.
+func buildSucceeds(b *config.BuildGate, logger *slog.Logger) *gate.BuildSucceeds {
+	if b == nil {
+		return &gate.BuildSucceeds{Logger: logger}
+	}
+	return &gate.BuildSucceeds{OptIn: true, Use: b.Use, Entry: b.Entry, Missing: b.Missing,
+		Tsconfig: b.Tsconfig, Timeout: b.Timeout.Duration, Logger: logger}
 }
 
 // engineOptions wires an engine from configuration.
@@ -317,7 +331,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	opt := engine.Options{
 		Agent:   ag,
-		Gates:   buildGates(cfg),
+		Gates:   buildGates(cfg, g.Logger),
 		Promise: cfg.Promise,
 		Limits: engine.Limits{
 			MaxIterations:    cfg.Limits.MaxIterations,
@@ -335,8 +349,14 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		},
 		Registries: plancontext.Registries(lib),
 		PlanContext: func(ctx context.Context, root *plan.Node) string {
-			return plancontext.Format(plancontext.Resolve(ctx, root, plancontext.Options{
-				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger}))
+			c := plancontext.Resolve(ctx, root, plancontext.Options{
+				Dir: ws.Root, Stylesheet: cfg.Theme.Stylesheet, Recipes: lib, Logger: g.Logger})
+			// The notes the agent gets are worth the user's eye too: they
+			// show as warning lines of the run's progress.
+			for _, w := range c.Warnings {
+				g.Logger.Warn(strings.TrimSuffix(w, "."), "component", "plancontext")
+			}
+			return plancontext.Format(c)
 		},
 		Snapshots:  snaps,
 		TaskParser: taskParser(cfg, ag, g.Logger),

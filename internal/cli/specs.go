@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -144,14 +145,20 @@ func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir str
 	return l, nil
 }
 
-// specGates are the configured gates: the command gates of ralph.toml.
-// The built-in gates of ralph run (has-summary, the plan and theme gates)
+// specGates are the configured gates: the command gates of ralph.toml,
+// and build-succeeds when [gates.build] opts the project in. The other
+// built-in gates of ralph run (has-summary, the plan and theme gates)
 // check its .ralph/ protocol, which the spec pipeline does not use.
 func specGates(cfg config.Config) []gate.Gate {
 	var out []gate.Gate
-	for _, g := range buildGates(cfg) {
-		if c, ok := g.(*gate.Command); ok {
-			out = append(out, c)
+	for _, g := range buildGates(cfg, nil) {
+		switch g := g.(type) {
+		case *gate.Command:
+			out = append(out, g)
+		case *gate.BuildSucceeds:
+			if g.OptIn {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
@@ -209,6 +216,12 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		return err
 	}
 	defer st.Close()
+	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+		return err
+	}
+	ctx = engine.RecordProcGroups(ctx, st, nil, func(argv0, note string) {
+		fmt.Fprintf(g.Stderr, "ralph: a process escaped: %s: %s\n", argv0, note)
+	})
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return fmt.Errorf("open snapshots: %w", err)

@@ -9,6 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/plancontext"
+	"github.com/ralph-harness/ralph/internal/recipe"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -26,6 +29,30 @@ type statusReport struct {
 	Pending    []store.HumanRequest `json:"pending,omitempty"`
 	ToolCalls  int                  `json:"tool_calls"`
 	Totals     totals               `json:"all_tasks"`
+	// Plan is the check of .ralph/plan.tsx as it is now; nil without one.
+	Plan *planStatus `json:"plan,omitempty"`
+}
+
+// planStatus is how the plan checks, as ralph plan validate sees it.
+type planStatus struct {
+	Valid    bool           `json:"valid"`
+	Failures []plan.Finding `json:"failures"`
+	Warnings []plan.Finding `json:"warnings"`
+}
+
+// checkPlan validates the workspace's plan against the recipes visible
+// from it; nil when there is no plan.
+func checkPlan(ctx context.Context, ws *workspace.Workspace) *planStatus {
+	content := ws.PlanContent()
+	if content == "" {
+		return nil
+	}
+	reg := plan.DefaultRegistries()
+	if lib, err := recipe.Load(ctx, ws.Root); err == nil {
+		reg = plancontext.Registries(lib)
+	}
+	_, res := plan.Check(workspace.Plan, []byte(content), reg)
+	return &planStatus{Valid: res.OK(), Failures: nonNil(res.Failures), Warnings: nonNil(res.Warnings)}
 }
 
 type totals struct {
@@ -90,6 +117,7 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 			}
 		}
 	}
+	rep.Plan = checkPlan(ctx, ws)
 	if rep.Steps, err = st.Steps(ctx, t.ID); err != nil {
 		return rep, err
 	}
@@ -140,6 +168,19 @@ func printStatus(g *Globals, r statusReport) {
 	}
 	fmt.Fprintf(g.Stdout, "  elapsed:    %s\n", end.Sub(t.StartedAt).Round(time.Second))
 	fmt.Fprintf(g.Stdout, "  cost:       $%.4f (%d input / %d output tokens)\n", t.CostUSD, t.InputTokens, t.OutputTokens)
+	if p := r.Plan; p != nil {
+		switch {
+		case !p.Valid:
+			fmt.Fprintf(g.Stdout, "  plan:       %s, %s (ralph plan validate)\n", plural(len(p.Failures), "failure"), plural(len(p.Warnings), "warning"))
+			for _, f := range p.Failures {
+				fmt.Fprintf(g.Stdout, "              %s\n", f.Format("FAIL", workspace.Plan))
+			}
+		case len(p.Warnings) > 0:
+			fmt.Fprintf(g.Stdout, "  plan:       valid, %s\n", plural(len(p.Warnings), "warning"))
+		default:
+			fmt.Fprintf(g.Stdout, "  plan:       valid\n")
+		}
+	}
 	for i, gr := range r.Gates {
 		label := "            "
 		if i == 0 {

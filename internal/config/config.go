@@ -32,9 +32,15 @@ type Config struct {
 	Promise string `toml:"promise"`
 
 	Limits Limits `toml:"limits"`
-	Gates  []Gate `toml:"gates"`
-	Stall  Stall  `toml:"stall"`
-	Theme  Theme  `toml:"theme"`
+	// Gates are the command gates, the [[gates]] entries. Load fills
+	// them (the [gates] key also holds the [gates.build] table).
+	Gates []Gate `toml:"-"`
+	// Build is the [gates.build] table, nil when ralph.toml has none.
+	// It configures the build-succeeds gate and opts a project that has
+	// no App plan into it.
+	Build *BuildGate `toml:"-"`
+	Stall Stall      `toml:"stall"`
+	Theme Theme      `toml:"theme"`
 	// RecipeDirs are extra recipe directories, searched after .ralph/recipes.
 	RecipeDirs []string `toml:"recipe_dirs"`
 	// Agents configures each backend by name: [agents.claude] and so on.
@@ -70,6 +76,25 @@ type Gate struct {
 	Timeout Duration `toml:"timeout"`
 	// Optional makes a failure a warning.
 	Optional bool `toml:"optional"`
+}
+
+// BuildGate is [gates.build]: how the build-succeeds gate builds the app.
+type BuildGate struct {
+	// Use is "esbuild" (the default: bundle the entry in-process), "npm"
+	// (run `npm run build` where package.json has a build script and
+	// node_modules exists, esbuild otherwise) or "off".
+	Use string `toml:"use"`
+	// Entry is the file to bundle, relative to the root: a script or an
+	// HTML page whose module scripts are bundled. Empty finds it.
+	Entry string `toml:"entry"`
+	// Missing says what a bare import of a package that is not in
+	// node_modules is: "warn" (the default), "fail" or "ignore".
+	Missing string `toml:"missing"`
+	// Tsconfig is the tsconfig file to use for every file, relative to
+	// the root; empty uses the nearest tsconfig.json of each file.
+	Tsconfig string `toml:"tsconfig"`
+	// Timeout bounds `npm run build` (default 5m).
+	Timeout Duration `toml:"timeout"`
 }
 
 // Stall holds the stall detectors' thresholds.
@@ -165,18 +190,80 @@ func Load(root string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("read %s: %w", FileName, err)
 	}
-	md, err := toml.Decode(string(data), &cfg)
+	f := file{Config: cfg}
+	md, err := toml.Decode(string(data), &f)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return cfg, fmt.Errorf("%s:%d: %s", FileName, perr.Position.Line, perr.Message)
-		}
-		return cfg, fmt.Errorf("%s: %w", FileName, err)
+		return cfg, decodeError(err)
+	}
+	cfg = f.Config
+	if err := decodeGates(md, f.Gates, &cfg); err != nil {
+		return cfg, err
 	}
 	if keys := md.Undecoded(); len(keys) > 0 {
-		return cfg, fmt.Errorf("%s: unknown setting %q", FileName, keys[0].String())
+		k := keys[0].String()
+		if strings.HasPrefix(k, "gates.") && !strings.HasPrefix(k, "gates.build") {
+			return cfg, fmt.Errorf("%s: unknown setting %q (command gates are [[gates]] entries with name and run; write them before [gates.build])", FileName, k)
+		}
+		return cfg, fmt.Errorf("%s: unknown setting %q", FileName, k)
 	}
 	return cfg, cfg.validate()
+}
+
+// file is ralph.toml as written. The gates key takes two shapes: an array
+// of [[gates]] tables (the command gates; TOML makes a [gates.build]
+// written after them a sub-table of the last one), or a [gates] table
+// holding only build (a [gates.build] with no [[gates]] before it).
+type file struct {
+	Config
+	Gates toml.Primitive `toml:"gates"`
+}
+
+// gateEntry is one [[gates]] table, with the [gates.build] that TOML
+// attaches to the last one.
+type gateEntry struct {
+	Gate
+	Build *BuildGate `toml:"build"`
+}
+
+// decodeGates decodes the gates key into cfg.Gates and cfg.Build.
+func decodeGates(md toml.MetaData, raw toml.Primitive, cfg *Config) error {
+	if !md.IsDefined("gates") {
+		return nil
+	}
+	if md.Type("gates") == "ArrayHash" {
+		var entries []gateEntry
+		if err := md.PrimitiveDecode(raw, &entries); err != nil {
+			return decodeError(err)
+		}
+		for _, e := range entries {
+			if e.Build != nil {
+				cfg.Build = e.Build
+			}
+			cfg.Gates = append(cfg.Gates, e.Gate)
+		}
+		return nil
+	}
+	var table struct {
+		Build *BuildGate `toml:"build"`
+	}
+	if err := md.PrimitiveDecode(raw, &table); err != nil {
+		return decodeError(err)
+	}
+	cfg.Build = table.Build
+	return nil
+}
+
+// decodeError names the file and, for a syntax error, the line.
+func decodeError(err error) error {
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		msg := perr.Message
+		if strings.Contains(msg, "'gates'") {
+			msg += " (write the [[gates]] entries before [gates.build])"
+		}
+		return fmt.Errorf("%s:%d: %s", FileName, perr.Position.Line, msg)
+	}
+	return fmt.Errorf("%s: %w", FileName, err)
 }
 
 func (c Config) validate() error {
@@ -191,6 +278,21 @@ func (c Config) validate() error {
 		}
 		if len(g.Run) == 0 {
 			return fmt.Errorf("%s: gate %q has no run = [argv…]", FileName, g.Name)
+		}
+	}
+	if b := c.Build; b != nil {
+		switch b.Use {
+		case "", "esbuild", "npm", "off":
+		default:
+			return fmt.Errorf("%s: [gates.build] use = %q (want esbuild, npm or off)", FileName, b.Use)
+		}
+		switch b.Missing {
+		case "", "warn", "fail", "ignore":
+		default:
+			return fmt.Errorf("%s: [gates.build] missing = %q (want warn, fail or ignore)", FileName, b.Missing)
+		}
+		if b.Timeout.Duration < 0 {
+			return fmt.Errorf("%s: [gates.build] timeout must not be negative", FileName)
 		}
 	}
 	if c.Limits.MaxIterations < 0 || c.Limits.GateFailures < 0 || c.Limits.MaxCost < 0 {
@@ -259,6 +361,19 @@ gate_failures = 5          # end the run after this many failed completions in a
 # name = "tests"
 # run = ["go", "test", "./..."]
 # timeout = "10m"
+
+# build-succeeds: App plans always get it; a [gates.build] table opts any
+# other project in. Write it after the [[gates]] entries.
+# [gates.build]
+# use = "esbuild"          # bundle the entry in-process (no Node needed);
+#                          # "npm" runs "npm run build" where package.json has a
+#                          # build script and node_modules exists; "off"
+# entry = "src/main.tsx"   # default: index.html's module script, else
+#                          # src/main.tsx, src/index.tsx, src/App.tsx…
+# missing = "warn"         # a package not in node_modules: warn, fail or ignore
+# tsconfig = "tsconfig.app.json"   # default: the nearest tsconfig.json, or the
+#                          # one with paths that its "references" name
+# timeout = "5m"           # for use = "npm"
 
 [stall]
 repeat = 3                 # identical tool calls this many iterations in a row

@@ -82,3 +82,84 @@ func TestAgentChain(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildGateSettings(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       *BuildGate
+		gates      int
+	}{
+		{"none", "[[gates]]\nname = \"t\"\nrun = [\"go\", \"test\"]\n", nil, 1},
+		{"table alone", "[gates.build]\nentry = \"web/main.tsx\"\nmissing = \"fail\"\n",
+			&BuildGate{Entry: "web/main.tsx", Missing: "fail"}, 0},
+		{"after command gates", "[[gates]]\nname = \"t\"\nrun = [\"go\", \"test\"]\n\n[[gates]]\nname = \"l\"\nrun = [\"lint\"]\n\n[gates.build]\nuse = \"npm\"\ntimeout = \"2m\"\n",
+			&BuildGate{Use: "npm", Timeout: Duration{2 * time.Minute}}, 2},
+		{"inline", "[gates]\nbuild = { use = \"off\" }\n", &BuildGate{Use: "off"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, FileName), []byte(tt.body), 0o644)
+			cfg, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cfg.Gates) != tt.gates {
+				t.Errorf("command gates = %+v, want %d", cfg.Gates, tt.gates)
+			}
+			if (cfg.Build == nil) != (tt.want == nil) || (cfg.Build != nil && *cfg.Build != *tt.want) {
+				t.Errorf("build = %+v, want %+v", cfg.Build, tt.want)
+			}
+		})
+	}
+}
+
+func TestBuildGateErrors(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"bad use", "[gates.build]\nuse = \"make\"\n", `use = "make" (want esbuild, npm or off)`},
+		{"bad missing", "[gates.build]\nmissing = \"maybe\"\n", `missing = "maybe"`},
+		{"unknown key", "[gates.build]\nentyr = \"x\"\n", `unknown setting "gates.build.entyr"`},
+		{"command gate as a table", "[gates.lint]\nrun = [\"lint\"]\n", `command gates are [[gates]] entries`},
+		{"build before command gates", "[gates.build]\nuse = \"npm\"\n\n[[gates]]\nname = \"t\"\nrun = [\"x\"]\n", "ralph.toml:4: "},
+		{"build before command gates hint", "[gates.build]\nuse = \"npm\"\n\n[[gates]]\nname = \"t\"\nrun = [\"x\"]\n", "write the [[gates]] entries before [gates.build]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, FileName), []byte(tt.body), 0o644)
+			_, err := Load(dir)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTemplateBuildGateUncommented: the [gates.build] block that ralph init
+// writes, uncommented, is a valid configuration.
+func TestTemplateBuildGateUncommented(t *testing.T) {
+	var out []string
+	in := false
+	for _, line := range strings.Split(Template, "\n") {
+		switch {
+		case line == "# [gates.build]":
+			in = true
+			line = "[gates.build]"
+		case in && line == "":
+			in = false
+		case in && strings.HasPrefix(line, "# ") && strings.Contains(line, " = "):
+			line = strings.TrimPrefix(line, "# ")
+		}
+		out = append(out, line)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte(strings.Join(out, "\n")), 0o644)
+	cfg, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := BuildGate{Use: "esbuild", Entry: "src/main.tsx", Missing: "warn", Tsconfig: "tsconfig.app.json", Timeout: Duration{5 * time.Minute}}
+	if cfg.Build == nil || *cfg.Build != want {
+		t.Errorf("build = %+v, want %+v", cfg.Build, want)
+	}
+}

@@ -22,6 +22,7 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
+	e.reportEscapes(r)
 	if ctx.Err() != nil {
 		return outInterrupt, Interrupted, "interrupted while the gates ran; run `ralph resume` to continue", nil
 	}

@@ -33,6 +33,7 @@ const (
 
 // loop runs iterations until the task ends.
 func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
+	ctx = e.withProcRecording(ctx, r)
 	start := e.now()
 	if e.opt.Limits.MaxDuration > 0 {
 		r.deadline = start.Add(e.opt.Limits.MaxDuration)
@@ -183,6 +184,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		res, err = e.agentOf(r).Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
 		timedOut := ictx.Err() != nil && ctx.Err() == nil
 		cancel()
+		e.reportEscapes(r)
 
 		var rl *agent.RateLimitError
 		if errors.As(err, &rl) && e.exhausted(rl) && r.fallback < len(e.opt.Fallbacks) {

@@ -98,10 +98,7 @@ func (e *Engine) planCarriedOver(ctx context.Context, r *run, content string) bo
 }
 
 func findingLine(kind string, f plan.Finding) string {
-	if f.Line > 0 {
-		return fmt.Sprintf("%s [%s] plan.tsx:%d: %s", kind, f.ID, f.Line, f.Message)
-	}
-	return fmt.Sprintf("%s [%s]: %s", kind, f.ID, f.Message)
+	return f.Format(kind, workspace.Plan)
 }
 
 // defaultBuildBody lists what to build when no plan context resolver is

@@ -19,6 +19,8 @@ const (
 	StageWait      Stage = "wait"      // waiting out a rate limit or a human
 	StageStall     Stage = "stall"     // a stall was detected
 	StageNote      Stage = "note"      // anything else worth a line
+	StageWarning   Stage = "warning"   // something the person watching should know (Message)
+	StageError     Stage = "error"     // something went wrong that did not end the run (Message)
 	StageEnd       Stage = "end"       // the run ended (Outcome is set)
 )
 

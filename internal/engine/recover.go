@@ -61,7 +61,10 @@ func (e *Engine) recoverStall(ctx context.Context, r *run, det *stall.Detector, 
 			}
 		}
 	}
-	_ = e.ws.Write(workspace.Feedback, stall.Guidance(in))
+	// The guidance goes above the current feedback (gate failures, plan
+	// failures, build instructions), not in place of it.
+	current, _ := e.ws.Read(workspace.Feedback)
+	_ = e.ws.Write(workspace.Feedback, stall.WithFeedback(stall.Guidance(in), current))
 	_ = e.ws.SetStatus(workspace.StatusRunning)
 	det.Reset()
 	det.NoteRecovery()

@@ -158,6 +158,8 @@ type run struct {
 	// deadline is when this invocation's max-duration runs out; zero
 	// means no limit.
 	deadline time.Time
+	// escapes collects processes that left their group (procs.go).
+	escapes escapes
 }
 
 // startTask runs the task lifecycle's opening (SPEC §3): the pre-task

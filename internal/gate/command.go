@@ -30,11 +30,17 @@ const outputTail = 4000
 // Name returns the gate's configured name.
 func (c *Command) Name() string { return c.GateName }
 
-// Check runs the command.
+// DefaultTimeout is how long a command gate may run when its
+// configuration names no timeout.
+const DefaultTimeout = 10 * time.Minute
+
+// Check runs the command. It fails when the command does not finish
+// within its timeout, and when it leaves behind a process that escaped its
+// process group holding the output.
 func (c *Command) Check(ctx context.Context, env Env) Result {
 	timeout := c.Timeout
 	if timeout == 0 {
-		timeout = 10 * time.Minute
+		timeout = DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -60,10 +66,18 @@ func (c *Command) Check(ctx context.Context, env Env) Result {
 		return Result{Status: fail, Message: fmt.Sprintf("`%s`: program %q not found", cmdline, c.Argv[0]),
 			Fix: fmt.Sprintf("Install %s, or fix the gate %q in ralph.toml.", c.Argv[0], c.GateName)}
 	case errors.Is(err, context.DeadlineExceeded):
-		return Result{Status: fail, Message: fmt.Sprintf("`%s` did not finish within %s\n\n%s", cmdline, timeout, tail(out.String())),
-			Fix: "Make it finish faster: look for a hang or an infinite loop in what it runs."}
+		msg := fmt.Sprintf("`%s` did not finish within %s", cmdline, timeout)
+		if note := res.EscapeNote(); note != "" {
+			msg += "; " + note
+		}
+		return Result{Status: fail, Message: msg + "\n\n" + tail(out.String()),
+			Fix: "Make it finish faster: look for a hang or an infinite loop in what it runs, or a server it starts in the background."}
 	case err != nil:
 		return Result{Status: fail, Message: fmt.Sprintf("`%s`: %v", cmdline, err)}
+	case res.Escaped != nil:
+		return Result{Status: fail,
+			Message: fmt.Sprintf("`%s` left a process running: %s\n\n%s", cmdline, res.EscapeNote(), tail(out.String())),
+			Fix:     fmt.Sprintf("Make `%s` stop every process it starts before it exits; a gate must not leave a server running in the background.", cmdline)}
 	case res.ExitCode != 0:
 		return Result{Status: fail,
 			Message: fmt.Sprintf("`%s` exited with status %d:\n\n```\n%s\n```", cmdline, res.ExitCode, tail(out.String())),

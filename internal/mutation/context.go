@@ -129,10 +129,7 @@ func Context(root *plan.Node, t task.Task) string {
 }
 
 func findingLine(kind string, f plan.Finding) string {
-	if f.Line > 0 {
-		return fmt.Sprintf("%s [%s] plan.tsx:%d: %s", kind, f.ID, f.Line, f.Message)
-	}
-	return fmt.Sprintf("%s [%s]: %s", kind, f.ID, f.Message)
+	return f.Format(kind, plan.DefaultFile)
 }
 
 // sectionsOnly drops the theme from targets.

@@ -32,7 +32,7 @@ func TestContext(t *testing.T) {
 				"3. [ADD] 2 new nighttime drink flavours (keep the existing 8)\n   likely: features (screen landing) → src/sections/FlavorGridSection.tsx (line 10)\n",
 				"- PRESERVE: All 8 existing energy drink flavours unchanged\n   likely: features (screen landing)",
 				"- AFFECTED FILE: FlavorGrid.tsx → features (screen landing) → src/sections/FlavorGridSection.tsx\n",
-				"WARN [requirement-unmarked] plan.tsx:10: requirement \"[ADD] 2 new nighttime drink flavours (keep the existing 8)\"",
+				"WARN [requirement-unmarked] plan.tsx:10:7: requirement \"[ADD] 2 new nighttime drink flavours (keep the existing 8)\"",
 				"Sections with no marker for task 3 (mark them NO CHANGES if the task leaves them alone):\n- hero (screen landing)",
 				"- faq (screen store) → src/sections/FaqSection.tsx\n",
 			},

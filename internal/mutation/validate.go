@@ -194,7 +194,7 @@ func unmarked(r task.Requirement, targets []Target, affected []string, n int) pl
 	for i, t := range m.Targets {
 		names[i] = t.String()
 	}
-	f.Line = m.Targets[0].Node.Line
+	f.Line, f.Col = m.Targets[0].Node.Line, m.Targets[0].Node.Col
 	f.Message = fmt.Sprintf("requirement %q of task.md has no %s marker in the plan: add %s to the element it changes (most likely %s)",
 		requirementString(r), which, example, strings.Join(names, "; "))
 	return f
@@ -256,7 +256,7 @@ func removed(current, previous *plan.Node, marks []taskMarker, n int) []plan.Fin
 			where += " (" + t.File + ")"
 		}
 		if s := screens[t.Screen]; s != nil {
-			f.Line = s.Line
+			f.Line, f.Col = s.Line, s.Col
 		}
 		f.Message = fmt.Sprintf("%s was in the plan when task %d started and is gone, with no [REMOVE] marker for task %d: put the <Section> back "+
 			"(mark it {/* NO CHANGES for task-%d */} if this task does not touch it). A section leaves the plan only when task.md has a [REMOVE] requirement for it; "+

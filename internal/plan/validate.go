@@ -50,8 +50,39 @@ func StatefulRecipes() []string {
 type Finding struct {
 	ID      string `json:"id"`
 	Message string `json:"message"`
-	// Line is the line of the node the finding is about.
+	// Line is the line of the node the finding is about; 0 when the
+	// finding is about the whole plan.
 	Line int `json:"line"`
+	// Col is the column the finding points at (the element's '<', a prop
+	// value, or where a syntax error was found); 0 when it has none.
+	Col int `json:"col,omitempty"`
+}
+
+// Where is the finding's position in file as editors and CI annotations
+// read it: FILE:LINE:COL, FILE:LINE without a column, FILE without a line.
+// An empty file is DefaultFile.
+func (f Finding) Where(file string) string {
+	if file == "" {
+		file = DefaultFile
+	}
+	switch {
+	case f.Line <= 0:
+		return file
+	case f.Col <= 0:
+		return fmt.Sprintf("%s:%d", file, f.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", file, f.Line, f.Col)
+}
+
+// Format renders the finding as ralph prints it everywhere (plan
+// validate, feedback.md, status): "KIND [id] FILE:LINE:COL: message", or
+// "KIND [id]: message" for a finding about the whole plan. kind is FAIL
+// or WARN.
+func (f Finding) Format(kind, file string) string {
+	if f.Line <= 0 {
+		return fmt.Sprintf("%s [%s]: %s", kind, f.ID, f.Message)
+	}
+	return fmt.Sprintf("%s [%s] %s: %s", kind, f.ID, f.Where(file), f.Message)
 }
 
 // Result holds the failures, which block a plan, and the warnings, which
@@ -65,7 +96,7 @@ type Result struct {
 func (r Result) OK() bool { return len(r.Failures) == 0 }
 
 // Check parses src and validates it. A syntax error is the one failure
-// "parseable", with its line and column in the message; root is then nil.
+// "parseable", with the line and column of the error; root is then nil.
 func Check(file string, src []byte, reg Registries) (*Node, Result) {
 	root, err := ParseFile(file, src)
 	if err != nil {
@@ -75,8 +106,9 @@ func Check(file string, src []byte, reg Registries) (*Node, Result) {
 		}
 		return nil, Result{Failures: []Finding{{
 			ID:      RuleParseable,
-			Message: fmt.Sprintf("syntax error at %d:%d: %s", se.Line, se.Col, se.Msg),
+			Message: se.Msg,
 			Line:    se.Line,
+			Col:     se.Col,
 		}}}
 	}
 	return root, Validate(root, reg)
@@ -88,7 +120,7 @@ func Validate(root *Node, reg Registries) Result {
 	reg = reg.withDefaults()
 	v := &validator{reg: reg, comps: index(reg.Components)}
 	if root == nil {
-		v.fail(RuleParseable, 0, "the plan is empty: write one root element, <App …> or <Plan …>")
+		v.fail(RuleParseable, pos{}, "the plan is empty: write one root element, <App …> or <Plan …>")
 		return v.res
 	}
 	switch root.Component {
@@ -97,7 +129,7 @@ func Validate(root *Node, reg Registries) Result {
 	case "Plan":
 		v.plan(root)
 	default:
-		v.fail(RuleHasAppRoot, root.Line, "the root element is <%s>; a plan's root must be <App name=\"…\"> (an app plan) or <Plan name=\"…\"> (an orchestration plan)", root.Component)
+		v.fail(RuleHasAppRoot, nodeAt(root), "the root element is <%s>; a plan's root must be <App name=\"…\"> (an app plan) or <Plan name=\"…\"> (an orchestration plan)", root.Component)
 	}
 	v.node(root, nil)
 	sortFindings(v.res.Failures)
@@ -115,13 +147,19 @@ type validator struct {
 	res   Result
 }
 
-func (v *validator) fail(id string, line int, format string, args ...any) {
-	v.res.Failures = append(v.res.Failures, Finding{ID: id, Line: line, Message: fmt.Sprintf(format, args...)})
+func (v *validator) fail(id string, at pos, format string, args ...any) {
+	v.res.Failures = append(v.res.Failures, Finding{ID: id, Line: at.line, Col: at.col, Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *validator) warn(id string, line int, format string, args ...any) {
-	v.res.Warnings = append(v.res.Warnings, Finding{ID: id, Line: line, Message: fmt.Sprintf(format, args...)})
+func (v *validator) warn(id string, at pos, format string, args ...any) {
+	v.res.Warnings = append(v.res.Warnings, Finding{ID: id, Line: at.line, Col: at.col, Message: fmt.Sprintf(format, args...)})
 }
+
+// nodeAt is where n starts: its '<'.
+func nodeAt(n *Node) pos { return pos{n.Line, n.Col} }
+
+// valueAt is where a prop value starts.
+func valueAt(v *Value) pos { return pos{v.Line, v.Col} }
 
 func (v *validator) componentNames() []string {
 	names := make([]string, 0, len(v.comps))
@@ -136,7 +174,7 @@ func (v *validator) componentNames() []string {
 func (v *validator) node(n *Node, parent *Component) {
 	spec, known := v.comps[n.Component]
 	if !known {
-		v.fail(RuleUnknownComponent, n.Line, "<%s> is not a plan component%s; plan components are: %s",
+		v.fail(RuleUnknownComponent, nodeAt(n), "<%s> is not a plan component%s; plan components are: %s",
 			n.Component, didYouMean(n.Component, v.componentNames()), strings.Join(v.componentNames(), ", "))
 		for _, c := range n.Children {
 			v.node(c, nil)
@@ -145,9 +183,9 @@ func (v *validator) node(n *Node, parent *Component) {
 	}
 	if parent != nil && !contains(parent.Children, n.Component) {
 		if len(parent.Children) == 0 {
-			v.fail(RuleInvalidNesting, n.Line, "<%s> cannot be inside <%s>: <%s> takes no child elements", n.Component, parent.Name, parent.Name)
+			v.fail(RuleInvalidNesting, nodeAt(n), "<%s> cannot be inside <%s>: <%s> takes no child elements", n.Component, parent.Name, parent.Name)
 		} else {
-			v.fail(RuleInvalidNesting, n.Line, "<%s> cannot be inside <%s>: <%s> may contain %s", n.Component, parent.Name, parent.Name, strings.Join(parent.Children, ", "))
+			v.fail(RuleInvalidNesting, nodeAt(n), "<%s> cannot be inside <%s>: <%s> may contain %s", n.Component, parent.Name, parent.Name, strings.Join(parent.Children, ", "))
 		}
 	}
 	v.props(n, spec)
@@ -173,7 +211,7 @@ func (v *validator) props(n *Node, spec *Component) {
 	for _, decl := range spec.Props {
 		if decl.Required {
 			if _, ok := n.Props[decl.Name]; !ok {
-				v.fail(RuleRequiredProp, n.Line, "<%s> needs a %s prop: <%s %s=\"…\">", n.Component, decl.Name, n.Component, decl.Name)
+				v.fail(RuleRequiredProp, nodeAt(n), "<%s> needs a %s prop: <%s %s=\"…\">", n.Component, decl.Name, n.Component, decl.Name)
 			}
 		}
 	}
@@ -185,7 +223,7 @@ func (v *validator) props(n *Node, spec *Component) {
 			}
 		}
 		if !set {
-			v.fail(RuleRequiredProp, n.Line, "<%s> needs one of the props %s, e.g. <%s %s=\"…\" />", n.Component, strings.Join(spec.OneOf, ", "), n.Component, spec.OneOf[0])
+			v.fail(RuleRequiredProp, nodeAt(n), "<%s> needs one of the props %s, e.g. <%s %s=\"…\" />", n.Component, strings.Join(spec.OneOf, ", "), n.Component, spec.OneOf[0])
 		}
 	}
 }
@@ -230,18 +268,18 @@ func (v *validator) propFindings(n *Node, spec *Component) {
 				declared[i] = p.Name
 			}
 			if len(declared) == 0 {
-				v.fail(RuleUnknownProp, n.Line, "<%s> takes no props, but has %s", n.Component, name)
+				v.fail(RuleUnknownProp, valueAt(val), "<%s> takes no props, but has %s", n.Component, name)
 				continue
 			}
-			v.fail(RuleUnknownProp, n.Line, "<%s> has no prop %s%s; its props are %s", n.Component, name, didYouMean(name, declared), strings.Join(declared, ", "))
+			v.fail(RuleUnknownProp, valueAt(val), "<%s> has no prop %s%s; its props are %s", n.Component, name, didYouMean(name, declared), strings.Join(declared, ", "))
 			continue
 		}
 		if len(decl.Kinds) > 0 && !slices.Contains(decl.Kinds, val.Kind) {
-			v.fail(RulePropType, n.Line, "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, *val))
+			v.fail(RulePropType, valueAt(val), "<%s %s> must be %s, not %s %s%s", n.Component, name, kindList(decl.Kinds), article(val.Kind), val.Kind, typeHint(name, decl.Kinds, *val))
 			continue
 		}
 		if !propOK(spec, name, *val) {
-			v.fail(RulePropType, n.Line, "<%s %s=%q> is not one of the accepted values%s; use one of %s", n.Component, name, val.Str, didYouMean(val.Str, decl.Enum), strings.Join(decl.Enum, ", "))
+			v.fail(RulePropType, valueAt(val), "<%s %s=%q> is not one of the accepted values%s; use one of %s", n.Component, name, val.Str, didYouMean(val.Str, decl.Enum), strings.Join(decl.Enum, ", "))
 		}
 	}
 }
@@ -281,22 +319,22 @@ func (v *validator) specific(n *Node) {
 		v.theme(n)
 	case "Section":
 		if _, ok := n.Props["gumdrop"]; !ok {
-			v.fail(RuleSectionsHaveGumdrops, n.Line, "<Section> has no gumdrop: name the recipe it is built from, e.g. <Section gumdrop=\"hero\" /> (ralph recipe list shows them all)")
+			v.fail(RuleSectionsHaveGumdrops, nodeAt(n), "<Section> has no gumdrop: name the recipe it is built from, e.g. <Section gumdrop=\"hero\" /> (ralph recipe list shows them all)")
 		}
 		v.recipe(n, "gumdrop")
 	case "Gumdrop":
 		v.recipe(n, "use")
 	case "Screen":
 		if !hasDescendant(n, "Section") {
-			v.fail(RuleNoEmptyScreens, n.Line, "<Screen name=%q> has no sections: add at least one <Section gumdrop=\"…\" />, directly or inside <Content>", n.Str("name"))
+			v.fail(RuleNoEmptyScreens, nodeAt(n), "<Screen name=%q> has no sections: add at least one <Section gumdrop=\"…\" />, directly or inside <Content>", n.Str("name"))
 		}
 	case "Step":
 		if strings.TrimSpace(n.Text) == "" {
-			v.fail(RuleStepInstructions, n.Line, "<Step name=%q> has no instructions: write what the step must do as its text, <Step name=%q>Do this…</Step>", n.Str("name"), n.Str("name"))
+			v.fail(RuleStepInstructions, nodeAt(n), "<Step name=%q> has no instructions: write what the step must do as its text, <Step name=%q>Do this…</Step>", n.Str("name"), n.Str("name"))
 		}
 	case "Human":
 		if strings.TrimSpace(n.Str("message")) == "" {
-			v.fail(RuleHumanHasMessage, n.Line, "<Human> has no message: say what the person approves, e.g. <Human message=\"Deploy to production?\" />")
+			v.fail(RuleHumanHasMessage, nodeAt(n), "<Human> has no message: say what the person approves, e.g. <Human message=\"Deploy to production?\" />")
 		}
 	}
 }
@@ -305,18 +343,18 @@ func (v *validator) theme(n *Node) {
 	if val, ok := n.Props["mood"]; ok && val.Kind == String {
 		if !containsFolded(v.reg.Moods, val.Str) && !containsFolded(v.reg.Presets, val.Str) {
 			all := append(slices.Clone(v.reg.Moods), v.reg.Presets...)
-			v.fail(RuleValidMood, n.Line, "<Theme mood=%q> is neither a mood nor a preset%s; moods: %s; presets: %s",
+			v.fail(RuleValidMood, valueAt(val), "<Theme mood=%q> is neither a mood nor a preset%s; moods: %s; presets: %s",
 				val.Str, didYouMean(val.Str, all), strings.Join(v.reg.Moods, ", "), strings.Join(v.reg.Presets, ", "))
 		}
 	}
 	for _, prop := range []string{"font", "monoFont"} {
 		if val, ok := n.Props[prop]; ok && val.Kind == String && !containsFolded(v.reg.Fonts, val.Str) {
-			v.fail(RuleValidFont, n.Line, "<Theme %s=%q> is not a curated font%s; use one of %s",
+			v.fail(RuleValidFont, valueAt(val), "<Theme %s=%q> is not a curated font%s; use one of %s",
 				prop, val.Str, didYouMean(val.Str, v.reg.Fonts), strings.Join(v.reg.Fonts, ", "))
 		}
 	}
 	if val, ok := n.Props["pattern"]; ok && val.Kind == String && !containsFolded(v.reg.Patterns, val.Str) {
-		v.fail(RuleValidPattern, n.Line, "<Theme pattern=%q> is not a colour pattern%s; use one of %s",
+		v.fail(RuleValidPattern, valueAt(val), "<Theme pattern=%q> is not a colour pattern%s; use one of %s",
 			val.Str, didYouMean(val.Str, v.reg.Patterns), strings.Join(v.reg.Patterns, ", "))
 	}
 }
@@ -330,20 +368,20 @@ func (v *validator) recipe(n *Node, prop string) {
 	if hint == "" {
 		hint = "; recipe ids are exact, see ralph recipe list"
 	}
-	v.fail(RuleValidGumdrops, n.Line, "<%s %s=%q> names no recipe%s", n.Component, prop, val.Str, hint)
+	v.fail(RuleValidGumdrops, valueAt(val), "<%s %s=%q> names no recipe%s", n.Component, prop, val.Str, hint)
 }
 
 // app runs the whole-plan checks of an app plan.
 func (v *validator) app(root *Node) {
 	if Theme(root) == nil {
-		v.fail(RuleHasTheme, root.Line, "<App> has no <Theme>: add one as a direct child, e.g. <Theme mood=\"minimal\" /> or <Theme seed={140} pattern=\"triadic\" />")
+		v.fail(RuleHasTheme, nodeAt(root), "<App> has no <Theme>: add one as a direct child, e.g. <Theme mood=\"minimal\" /> or <Theme seed={140} pattern=\"triadic\" />")
 	}
 	screens := childrenOf(root, "Screen")
 	if len(screens) == 0 {
-		v.fail(RuleHasScreens, root.Line, "<App> has no <Screen>: add at least one <Screen name=\"…\"> with its sections as a direct child of <App>")
+		v.fail(RuleHasScreens, nodeAt(root), "<App> has no <Screen>: add at least one <Screen name=\"…\"> with its sections as a direct child of <App>")
 	}
 	if len(Collect(root, "Screen")) > 1 && len(Collect(root, "Nav")) == 0 {
-		v.warn(RuleMissingNav, root.Line, "the app has %d screens and no <Nav>: add <Nav> with a <NavItem> per screen so people can move between them", len(Collect(root, "Screen")))
+		v.warn(RuleMissingNav, nodeAt(root), "the app has %d screens and no <Nav>: add <Nav> with a <NavItem> per screen so people can move between them", len(Collect(root, "Screen")))
 	}
 
 	// Recipes used, for diversity and data checks.
@@ -364,12 +402,12 @@ func (v *validator) app(root *Node) {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		v.warn(RuleLowDiversity, root.Line, "the plan uses only %d distinct recipe(s) (%s) across %d section(s): vary the sections (e.g. hero, features, testimonials, faq, cta) so pages do not look alike", len(distinct), strings.Join(ids, ", "), len(sections))
+		v.warn(RuleLowDiversity, nodeAt(root), "the plan uses only %d distinct recipe(s) (%s) across %d section(s): vary the sections (e.g. hero, features, testimonials, faq, cta) so pages do not look alike", len(distinct), strings.Join(ids, ", "), len(sections))
 	}
 	if len(Collect(root, "Data")) == 0 {
 		for _, n := range used {
 			if id := recipeID(n); contains(StatefulRecipes(), id) {
-				v.warn(RuleNoDataForStateful, n.Line, "recipe %s shows stateful data but the plan declares no <Data>: add <Data name=\"…\" schema=\"…\" /> saying what it holds", id)
+				v.warn(RuleNoDataForStateful, nodeAt(n), "recipe %s shows stateful data but the plan declares no <Data>: add <Data name=\"…\" schema=\"…\" /> saying what it holds", id)
 				break
 			}
 		}
@@ -379,7 +417,7 @@ func (v *validator) app(root *Node) {
 		for i := 1; i < len(secs); i++ {
 			a, b := secs[i-1].Str("gumdrop"), secs[i].Str("gumdrop")
 			if contains(GridHeavyRecipes(), a) && contains(GridHeavyRecipes(), b) {
-				v.warn(RuleAdjacentGrids, secs[i].Line, "<Section gumdrop=%q> follows <Section gumdrop=%q> (line %d): two grid-heavy sections in a row read as one wall of cards; put a different kind of section between them", b, a, secs[i-1].Line)
+				v.warn(RuleAdjacentGrids, nodeAt(secs[i]), "<Section gumdrop=%q> follows <Section gumdrop=%q> (line %d): two grid-heavy sections in a row read as one wall of cards; put a different kind of section between them", b, a, secs[i-1].Line)
 			}
 		}
 	}
@@ -397,9 +435,9 @@ func (v *validator) app(root *Node) {
 			continue
 		}
 		if len(schemaNames) == 0 {
-			v.fail(RuleSchemaEndpointMatch, e.Line, "<Endpoint resource=%q> names no declared <Schema>: declare <Schema name=%q> with its <Field>s", res, res)
+			v.fail(RuleSchemaEndpointMatch, nodeAt(e), "<Endpoint resource=%q> names no declared <Schema>: declare <Schema name=%q> with its <Field>s", res, res)
 		} else {
-			v.fail(RuleSchemaEndpointMatch, e.Line, "<Endpoint resource=%q> names no declared <Schema>%s; declared schemas: %s", res, didYouMean(res, schemaNames), strings.Join(schemaNames, ", "))
+			v.fail(RuleSchemaEndpointMatch, nodeAt(e), "<Endpoint resource=%q> names no declared <Schema>%s; declared schemas: %s", res, didYouMean(res, schemaNames), strings.Join(schemaNames, ", "))
 		}
 	}
 }
@@ -407,7 +445,7 @@ func (v *validator) app(root *Node) {
 // plan runs the whole-plan checks of an orchestration plan.
 func (v *validator) plan(root *Node) {
 	if !hasDescendant(root, "Step") {
-		v.fail(RuleHasSteps, root.Line, "<Plan> has no <Step>: add <Phase name=\"…\"><Step name=\"…\">instructions</Step></Phase>")
+		v.fail(RuleHasSteps, nodeAt(root), "<Plan> has no <Step>: add <Phase name=\"…\"><Step name=\"…\">instructions</Step></Phase>")
 	}
 }
 

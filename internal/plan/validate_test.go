@@ -41,7 +41,7 @@ func TestValidateRules(t *testing.T) {
 		failLine int
 		msg      string // a part of the failing message
 	}{
-		{RuleParseable, false, app("", "", ""), "<App>\n<Theme", 2, "syntax error at 2:1: unterminated <Theme> tag"},
+		{RuleParseable, false, app("", "", ""), "<App>\n<Theme", 2, "unterminated <Theme> tag"},
 		{RuleHasAppRoot, false, app("", "", ""), `<Screen name="x"><Section gumdrop="hero" /></Screen>`, 1, "root must be <App"},
 		{RuleUnknownComponent, false, app("", "", ""), app("", "", `<Sectoin gumdrop="faq" />`), 9, `<Sectoin> is not a plan component (did you mean "Section"?)`},
 		{RuleUnknownProp, false, app("", "", ""), app("", `<Section gumdrop="hero" varient="x" />`, ""), 5, `<Section> has no prop varient (did you mean "variant"?)`},
@@ -102,6 +102,59 @@ func TestValidateRules(t *testing.T) {
 				}
 			}
 			t.Errorf("failing plan has no %s finding; got failures %v warnings %v", tt.id, res.Failures, res.Warnings)
+		})
+	}
+}
+
+// TestFindingFormat checks the one way findings are printed everywhere:
+// FILE:LINE:COL when the finding has a column, FILE:LINE when it has only
+// a line, no position when it is about the whole plan.
+func TestFindingFormat(t *testing.T) {
+	tests := []struct {
+		name, kind, file string
+		f                Finding
+		want             string
+	}{
+		{"line and column", "FAIL", "plan.tsx", Finding{ID: "parseable", Line: 12, Col: 5, Message: "unclosed <App>"}, "FAIL [parseable] plan.tsx:12:5: unclosed <App>"},
+		{"line only", "WARN", "plan.tsx", Finding{ID: "requirement-unmarked", Line: 3, Message: "m"}, "WARN [requirement-unmarked] plan.tsx:3: m"},
+		{"no position", "FAIL", "plan.tsx", Finding{ID: "parseable", Message: "the plan is empty"}, "FAIL [parseable]: the plan is empty"},
+		{"default file", "FAIL", "", Finding{ID: "has-theme", Line: 1, Col: 1, Message: "m"}, "FAIL [has-theme] plan.tsx:1:1: m"},
+		{"other file", "WARN", "warn.tsx", Finding{ID: "low-diversity", Line: 1, Col: 1, Message: "m"}, "WARN [low-diversity] warn.tsx:1:1: m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.f.Format(tt.kind, tt.file); got != tt.want {
+				t.Errorf("Format = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFindingColumns checks that findings point at the column a person
+// would put the cursor on: the syntax error, the offending prop value, or
+// the element's '<'.
+func TestFindingColumns(t *testing.T) {
+	tests := []struct {
+		name, src, id string
+		line, col     int
+	}{
+		{"syntax error", "<App name=\"a\">\n  <Screen name=\"home\">\n    </App>", RuleParseable, 3, 5},
+		{"prop value", "<App name=\"a\">\n  <Theme mood=\"zen\" />\n  <Screen name=\"home\">\n    <Section gumdrop=\"hero\" cols=\"2\" />\n  </Screen>\n</App>", RulePropType, 4, 34},
+		{"unknown recipe", "<App name=\"a\">\n  <Theme mood=\"zen\" />\n  <Screen name=\"home\">\n    <Section gumdrop=\"heor\" />\n  </Screen>\n</App>", RuleValidGumdrops, 4, 22},
+		{"element", "<App name=\"a\">\n  <Theme mood=\"zen\" />\n  <Screen name=\"home\">\n  </Screen>\n</App>", RuleNoEmptyScreens, 3, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, res := Check(DefaultFile, []byte(tt.src), DefaultRegistries())
+			for _, f := range res.Failures {
+				if f.ID == tt.id {
+					if f.Line != tt.line || f.Col != tt.col {
+						t.Errorf("%s at %d:%d, want %d:%d (%s)", f.ID, f.Line, f.Col, tt.line, tt.col, f.Format("FAIL", ""))
+					}
+					return
+				}
+			}
+			t.Fatalf("no %s finding in %v", tt.id, res.Failures)
 		})
 	}
 }

@@ -67,6 +67,9 @@ func writeTheme(b *strings.Builder, t ThemeResult) {
 			}
 			b.WriteString("\n")
 		}
+		if len(t.Defaults) > 0 {
+			fmt.Fprintf(b, "Your <Theme> left some settings out, so the harness chose them: %s.\n\n", strings.Join(t.Defaults, ", "))
+		}
 		b.WriteString("The theme is set. Do not run `ralph theme preset` or `ralph theme generate` again, and do not edit the theme block in the stylesheet by hand; refine it with `ralph theme modify --shift-hue DEG --apply`. Use the theme tokens (bg-background, text-foreground, bg-primary, …), never literal colours.\n")
 	case t.Error != "":
 		b.WriteString("## Theme ⚠ not applied\n\n")

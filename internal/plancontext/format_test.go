@@ -30,10 +30,31 @@ func TestFormatThemeApplied(t *testing.T) {
 	}
 }
 
+func TestFormatThemeDefaults(t *testing.T) {
+	out := Format(Context{Theme: ThemeResult{
+		Mode: ModeGenerate, Applied: true, Stylesheet: "src/index.css",
+		Command:  "ralph theme generate --seed 87 --pattern analogous --mood organic --apply",
+		Defaults: []string{"seed 87° (derived from the plan, so the same plan always gets this theme)", "pattern analogous (the organic mood's default)"},
+		Output:   "Applied generated theme (88 vars) to src/index.css\n",
+	}})
+	for _, want := range []string{
+		"    ralph theme generate --seed 87 --pattern analogous --mood organic --apply",
+		"the harness chose them: seed 87° (derived from the plan, so the same plan always gets this theme), pattern analogous (the organic mood's default).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	plain := Format(Context{Theme: ThemeResult{Mode: ModePreset, Applied: true, Stylesheet: "src/index.css", Command: "ralph theme preset mono --apply"}})
+	if strings.Contains(plain, "chose") {
+		t.Errorf("defaults mentioned for a plan that gave them all:\n%s", plain)
+	}
+}
+
 func TestFormatThemeError(t *testing.T) {
 	out := Format(Context{Theme: ThemeResult{Mode: ModeNone, Stylesheet: "src/index.css",
-		Error: "theme needs seed + pattern, or a preset name as mood (\"playful\" is a mood, not a preset)"}})
-	for _, want := range []string{"## Theme ⚠ not applied", "could not apply", "a preset name as mood", "`ralph theme preset NAME --apply`", "`src/index.css`"} {
+		Error: "the plan has no <Theme>"}})
+	for _, want := range []string{"## Theme ⚠ not applied", "could not apply", "the plan has no <Theme>", "`ralph theme preset NAME --apply`", "`src/index.css`"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}

@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -32,18 +34,15 @@ type ThemeMode string
 
 // Theme modes.
 const (
-	// ModeGenerate builds a theme from seed, pattern and the optional mood,
-	// chroma, font, shadowProfile and radius props.
+	// ModeGenerate builds a theme from seed, pattern, mood, chroma, font,
+	// shadowProfile and radius, the ones the plan leaves out filled in
+	// from the mood (ThemeResult.Defaults).
 	ModeGenerate ThemeMode = "generate"
 	// ModePreset applies the preset named by the mood prop.
 	ModePreset ThemeMode = "preset"
-	// ModeNone means no theme request could be made from the plan.
+	// ModeNone means the plan has no <Theme>.
 	ModeNone ThemeMode = "none"
 )
-
-// ErrThemeProps is reported (in ThemeResult.Error) when a <Theme> gives
-// neither seed and pattern nor a preset name as its mood.
-var ErrThemeProps = errors.New("theme needs seed + pattern, or a preset name as mood")
 
 // Options configures Resolve.
 type Options struct {
@@ -83,6 +82,13 @@ type ThemeResult struct {
 	// Command is the equivalent command line, for example
 	// "ralph theme preset cyberpunk --apply"; "" in ModeNone.
 	Command string
+	// Argv is Command as arguments, without the leading "ralph": what a
+	// program runs to reproduce the theme. Nil in ModeNone.
+	Argv []string
+	// Defaults are the theme settings the plan left out and the harness
+	// chose, each a short phrase such as "pattern analogous (the organic
+	// mood's default)"; empty when the plan gave them all.
+	Defaults []string
 	// Output is what the command prints; "" unless Applied.
 	Output string
 	// Error says why the theme was not applied; "" when it was, or when
@@ -162,73 +168,162 @@ func Resolve(ctx context.Context, root *plan.Node, opts Options) Context {
 	return c
 }
 
-// themeRequest turns <Theme> props into a theme request: seed and pattern
-// make a generated theme, else a preset name as mood makes a preset, else
-// it is ErrThemeProps.
-func themeRequest(n *plan.Node, warnings *[]string) (theme.Request, ThemeMode, error) {
+// themeRequest turns <Theme> props into a theme request. It accepts
+// every combination validation accepts:
+//
+//   - a preset name as mood, without both seed and pattern: that preset;
+//   - anything else: a generated theme from the seed, pattern and mood
+//     given (a preset's mood when mood names a preset), with what is left
+//     out taken from the mood (theme.MoodOptions): its default pattern,
+//     and a seed hue derived from the plan (themeKey), so that the same
+//     plan always gets the same theme. No mood at all is
+//     theme.DefaultMood.
+//
+// The settings it chose are returned as defaults, one phrase each. A name
+// validation would have rejected is passed on for the theme engine to
+// reject.
+func themeRequest(root, n *plan.Node, warnings *[]string) (req theme.Request, mode ThemeMode, defaults []string) {
 	seed, hasSeed := n.Num("seed")
 	pattern := n.Str("pattern")
 	mood := n.Str("mood")
+	preset, isPreset := lookupPreset(mood)
+	if mood != "" && isPreset && !(hasSeed && pattern != "") {
+		var ignored []string
+		for _, prop := range []string{"seed", "pattern", "chroma", "font", "shadowProfile", "radius"} {
+			if _, set := n.Prop(prop); set {
+				ignored = append(ignored, prop)
+			}
+		}
+		if len(ignored) > 0 {
+			*warnings = append(*warnings, fmt.Sprintf("Theme %s %s ignored: preset %q sets its own. To choose them, give <Theme> both a seed and a pattern instead.", strings.Join(ignored, ", "), isAre(len(ignored)), preset.Name))
+		}
+		return theme.Request{Preset: preset.Name}, ModePreset, nil
+	}
+
+	o := theme.GenerateOptions{
+		Mood:          mood,
+		Font:          n.Str("font"),
+		ShadowProfile: n.Str("shadowProfile"),
+		Radius:        n.Str("radius"),
+	}
+	if mood != "" && isPreset {
+		if _, err := theme.LookupMood(mood); err != nil {
+			// Validation accepts a preset name as mood; a generated
+			// theme takes that preset's mood.
+			o.Mood = preset.Options.Mood
+			*warnings = append(*warnings, fmt.Sprintf("Theme mood %q is a preset, not a mood; the theme was generated from your seed and pattern with the preset's mood %q.", mood, preset.Options.Mood))
+		}
+	}
 	if hasSeed && pattern != "" {
-		o := theme.GenerateOptions{
-			Seed:          seed,
-			Pattern:       pattern,
-			Mood:          mood,
-			Font:          n.Str("font"),
-			ShadowProfile: n.Str("shadowProfile"),
-			Radius:        n.Str("radius"),
+		o.Seed, o.Pattern = seed, pattern
+	} else {
+		// What the plan leaves out comes from the mood. An unknown mood
+		// (validation rejects it) keeps its name, for the engine to
+		// report, and borrows the default mood's pattern and hues.
+		d, err := theme.MoodOptions(o.Mood, themeKey(root, n))
+		if err != nil {
+			d, _ = theme.MoodOptions(theme.DefaultMood, themeKey(root, n))
+			d.Mood = o.Mood
 		}
-		if mood != "" {
-			if _, err := theme.LookupMood(mood); err != nil {
-				if p, ok := lookupPreset(mood); ok {
-					// Validation accepts a preset name as mood; a
-					// generated theme takes that preset's mood.
-					o.Mood = p.Options.Mood
-					*warnings = append(*warnings, fmt.Sprintf("Theme mood %q is a preset, not a mood; the theme was generated from your seed and pattern with the preset's mood %q.", mood, p.Options.Mood))
-				}
-			}
+		if o.Mood == "" {
+			o.Mood = d.Mood
+			defaults = append(defaults, fmt.Sprintf("mood %s (the default)", d.Mood))
 		}
-		if v, ok := n.Prop("chroma"); ok {
-			switch {
-			case v.Kind == plan.Number:
-				ch := v.Num
-				o.Chroma = &ch
-			case v.Kind == plan.String:
-				if ch, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64); err == nil {
-					o.Chroma = &ch
-				} else {
-					*warnings = append(*warnings, fmt.Sprintf("Theme chroma %q is not a number; the mood's chroma was used.", v.Str))
-				}
-			}
+		if hasSeed {
+			o.Seed = seed
+		} else {
+			o.Seed = d.Seed
+			defaults = append(defaults, fmt.Sprintf("seed %s° (derived from the plan, so the same plan always gets this theme)", strconv.FormatFloat(d.Seed, 'f', -1, 64)))
 		}
-		return theme.Request{Generate: o}, ModeGenerate, nil
-	}
-	if mood != "" {
-		if p, ok := lookupPreset(mood); ok {
-			var ignored []string
-			for _, prop := range []string{"chroma", "font", "shadowProfile", "radius"} {
-				if _, set := n.Prop(prop); set {
-					ignored = append(ignored, prop)
-				}
-			}
-			if len(ignored) > 0 {
-				*warnings = append(*warnings, fmt.Sprintf("Theme %s %s ignored: preset %q sets its own. To choose them, give <Theme> a seed and a pattern instead.", strings.Join(ignored, ", "), isAre(len(ignored)), p.Name))
-			}
-			return theme.Request{Preset: p.Name}, ModePreset, nil
+		if pattern != "" {
+			o.Pattern = pattern
+		} else {
+			o.Pattern = d.Pattern
+			defaults = append(defaults, fmt.Sprintf("pattern %s (the %s mood's default)", d.Pattern, d.Mood))
 		}
 	}
-	var why string
-	switch {
-	case hasSeed:
-		why = "it has a seed but no pattern"
-	case pattern != "":
-		why = "it has a pattern but no seed"
-	case mood != "":
-		why = fmt.Sprintf("%q is a mood, not a preset", mood)
+	if v, ok := n.Prop("chroma"); ok {
+		if ch, ok := chromaValue(v, warnings); ok {
+			o.Chroma = &ch
+		}
+	}
+	return theme.Request{Generate: o}, ModeGenerate, defaults
+}
+
+// chromaValue reads the chroma prop, a number or a numeric string, and
+// clamps it to the range the theme engine accepts. A value that is not a
+// number is left out, with a warning, so the mood's chroma applies.
+func chromaValue(v plan.Value, warnings *[]string) (float64, bool) {
+	var ch float64
+	switch v.Kind {
+	case plan.Number:
+		ch = v.Num
+	case plan.String:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64)
+		if err != nil || math.IsNaN(f) {
+			*warnings = append(*warnings, fmt.Sprintf("Theme chroma %q is not a number; the mood's chroma was used.", v.Str))
+			return 0, false
+		}
+		ch = f
 	default:
-		why = "it has none of these props"
+		return 0, false
 	}
-	return theme.Request{}, ModeNone, fmt.Errorf("%w (%s)", ErrThemeProps, why)
+	if c := min(max(ch, 0), theme.MaxChroma); c != ch {
+		*warnings = append(*warnings, fmt.Sprintf("Theme chroma %v is outside 0 to %v; %v was used.", ch, theme.MaxChroma, c))
+		ch = c
+	}
+	return ch, true
+}
+
+// themeKey is what a derived seed hue is made from: the plan's root
+// element and name and every prop of its <Theme>, by name and value, not
+// by position, so that moving or reformatting the <Theme> keeps the theme
+// and changing what it says (or the app's name) picks another.
+func themeKey(root, n *plan.Node) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q", root.Component, root.Str("name"))
+	props := make([]string, 0, len(n.Props))
+	for name := range n.Props {
+		props = append(props, name)
+	}
+	sort.Strings(props)
+	for _, name := range props {
+		v, _ := n.Prop(name)
+		fmt.Fprintf(&b, " %s=", name)
+		writeValue(&b, v)
+	}
+	return b.String()
+}
+
+// writeValue writes v without its position.
+func writeValue(b *strings.Builder, v plan.Value) {
+	switch v.Kind {
+	case plan.String:
+		b.WriteString(strconv.Quote(v.Str))
+	case plan.Number:
+		b.WriteString(strconv.FormatFloat(v.Num, 'g', -1, 64))
+	case plan.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool))
+	case plan.Array:
+		b.WriteString("[")
+		for i, e := range v.List {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			writeValue(b, e)
+		}
+		b.WriteString("]")
+	case plan.Object:
+		b.WriteString("{")
+		for i, f := range v.Fields {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(strconv.Quote(f.Key) + ":")
+			writeValue(b, f.Value)
+		}
+		b.WriteString("}")
+	}
 }
 
 func resolveTheme(root *plan.Node, opts Options, warnings *[]string) ThemeResult {
@@ -244,16 +339,13 @@ func resolveTheme(root *plan.Node, opts Options, warnings *[]string) ThemeResult
 		}
 		return r
 	}
-	req, mode, err := themeRequest(n, warnings)
-	r := ThemeResult{Mode: mode, Stylesheet: stylesheet}
-	if err != nil {
-		r.Error = err.Error()
-		return r
-	}
+	req, mode, defaults := themeRequest(root, n, warnings)
+	r := ThemeResult{Mode: mode, Stylesheet: stylesheet, Defaults: defaults}
 	if _, ok := n.Prop("monoFont"); ok {
 		*warnings = append(*warnings, fmt.Sprintf("Theme monoFont %q is not applied by the theme engine; the mood's monospace font was used.", n.Str("monoFont")))
 	}
-	r.Command = "ralph " + theme.CommandLine(req.Argv(true))
+	r.Argv = req.Argv(true)
+	r.Command = "ralph " + theme.CommandLine(r.Argv)
 	if opts.Dir == "" {
 		r.Error = "no workspace directory to apply the theme in"
 		return r
@@ -264,6 +356,7 @@ func resolveTheme(root *plan.Node, opts Options, warnings *[]string) ThemeResult
 		return r
 	}
 	r.Applied = true
+	r.Argv = a.Theme.Request.Argv(true)
 	r.Command = a.Command
 	r.Output = a.Output
 	r.Stylesheet = a.Stylesheet

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,28 +178,146 @@ func TestResolveGenerateWithPresetAsMood(t *testing.T) {
 	}
 }
 
-func TestResolveThemeNeitherGenerateNorPreset(t *testing.T) {
-	for _, tt := range []struct{ props, why string }{
-		{`mood="playful"`, `"playful" is a mood, not a preset`},
-		{`seed={12}`, "seed but no pattern"},
-		{`pattern="triadic"`, "pattern but no seed"},
-		{`font="Inter"`, "none of these props"},
-	} {
+// TestResolveEveryValidTheme is the resolution table: every combination
+// of <Theme> props that validation accepts is applied, as a preset or a
+// generated theme, with what the plan left out filled in and said.
+func TestResolveEveryValidTheme(t *testing.T) {
+	type tc struct {
+		props    string
+		mode     ThemeMode
+		argv     string   // the command, without "ralph " and " --apply"; "" skips
+		defaults []string // each a prefix of one default, in order
+		warning  string   // a substring of the one warning; "" wants none
+	}
+	tests := []tc{
+		{`mood="cyberpunk"`, ModePreset, "theme preset cyberpunk", nil, ""},
+		{`mood="Soft Pop"`, ModePreset, "theme preset soft-pop", nil, ""},
+		{`mood="tangerine" seed={10}`, ModePreset, "theme preset tangerine", nil, "seed is ignored"},
+		{`mood="tangerine" pattern="triadic" radius="pill"`, ModePreset, "theme preset tangerine", nil, "pattern, radius are ignored"},
+		{`seed={180} pattern="triadic"`, ModeGenerate, "theme generate --seed 180 --pattern triadic", nil, ""},
+		{`seed={-30} pattern="analogous" mood="zen"`, ModeGenerate, "theme generate --seed 330 --pattern analogous --mood zen", nil, ""},
+		{`seed={1e300} pattern="triadic"`, ModeGenerate, "", nil, ""},
+		{`seed={300} pattern="complementary" mood="cyberpunk"`, ModeGenerate, "theme generate --seed 300 --pattern complementary --mood industrial", nil, `"cyberpunk" is a preset`},
+		{`mood="organic" seed={200}`, ModeGenerate, "theme generate --seed 200 --pattern analogous --mood organic", []string{"pattern analogous (the organic mood's default)"}, ""},
+		{`mood="zen" pattern="tetradic"`, ModeGenerate, "", []string{"seed "}, ""},
+		{`seed={12}`, ModeGenerate, "theme generate --seed 12 --pattern complementary --mood minimal", []string{"mood minimal (the default)", "pattern complementary"}, ""},
+		{`pattern="triadic"`, ModeGenerate, "", []string{"mood minimal", "seed "}, ""},
+		{``, ModeGenerate, "", []string{"mood minimal", "seed ", "pattern complementary"}, ""},
+		{`philosophy="calm and quiet"`, ModeGenerate, "", []string{"mood minimal", "seed ", "pattern complementary"}, ""},
+		{`font="Space Grotesk" radius="pill" shadowProfile="harsh"`, ModeGenerate, "", []string{"mood minimal", "seed ", "pattern "}, ""},
+		{`mood="retro" monoFont="Fira Code"`, ModeGenerate, "", []string{"seed ", "pattern triadic"}, `monoFont "Fira Code" is not applied`},
+		{`mood="playful" chroma={2}`, ModeGenerate, "", []string{"seed ", "pattern "}, "chroma 2 is outside 0 to 0.4; 0.4 was used"},
+		{`mood="playful" chroma={-1}`, ModeGenerate, "", []string{"seed ", "pattern "}, "chroma -1 is outside 0 to 0.4; 0 was used"},
+		{`mood="playful" chroma="NaN"`, ModeGenerate, "", []string{"seed ", "pattern "}, `chroma "NaN" is not a number`},
+		{`mood="playful" chroma="0.05"`, ModeGenerate, "", []string{"seed ", "pattern "}, ""},
+	}
+	for _, m := range theme.Moods() {
+		tests = append(tests, tc{fmt.Sprintf("mood=%q", m.Name), ModeGenerate, "",
+			[]string{"seed ", fmt.Sprintf("pattern %s (the %s mood's default)", m.Pattern, m.Name)}, ""})
+	}
+	reg := Registries(embedded(t))
+	for _, tt := range tests {
 		t.Run(tt.props, func(t *testing.T) {
+			root := makePlan(t, tt.props, `gumdrop="hero"`)
+			if res := plan.Validate(root, reg); !res.OK() {
+				t.Fatalf("the plan does not validate: %+v", res.Failures)
+			}
 			dir := t.TempDir()
-			c := resolve(t, dir, makePlan(t, tt.props, `gumdrop="hero"`))
-			if c.Theme.Applied || c.Theme.Mode != ModeNone || c.Theme.Command != "" {
-				t.Fatalf("theme = %+v", c.Theme)
+			var logs strings.Builder
+			c := Resolve(context.Background(), root, Options{Dir: dir, Recipes: embedded(t),
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			th := c.Theme
+			if !th.Applied || th.Error != "" || th.Mode != tt.mode {
+				t.Fatalf("theme = %+v", th)
 			}
-			if !strings.HasPrefix(c.Theme.Error, "theme needs seed + pattern, or a preset name as mood") || !strings.Contains(c.Theme.Error, tt.why) {
-				t.Errorf("error = %q", c.Theme.Error)
+			if strings.Contains(logs.String(), "level=WARN") {
+				t.Errorf("warned for a valid theme:\n%s", logs.String())
 			}
-			if _, err := os.Stat(filepath.Join(dir, "src")); !errors.Is(err, os.ErrNotExist) {
-				t.Error("something was written")
+			if tt.argv != "" && th.Command != "ralph "+tt.argv+" --apply" {
+				t.Errorf("command = %q, want %q", th.Command, "ralph "+tt.argv+" --apply")
 			}
-			// Sections still resolve: a theme problem never blocks.
-			if len(c.Sections) != 1 || !c.Sections[0].Found {
-				t.Errorf("sections = %+v", c.Sections)
+			if th.Command != "ralph "+theme.CommandLine(th.Argv) {
+				t.Errorf("command %q and argv %q differ", th.Command, th.Argv)
+			}
+			if len(th.Defaults) != len(tt.defaults) {
+				t.Fatalf("defaults = %q, want %q", th.Defaults, tt.defaults)
+			}
+			for i, d := range tt.defaults {
+				if !strings.HasPrefix(th.Defaults[i], d) {
+					t.Errorf("default %d = %q, want prefix %q", i, th.Defaults[i], d)
+				}
+			}
+			switch {
+			case tt.warning == "" && len(c.Warnings) != 0:
+				t.Errorf("warnings = %q", c.Warnings)
+			case tt.warning != "" && (len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], tt.warning)):
+				t.Errorf("warnings = %q, want one with %q", c.Warnings, tt.warning)
+			}
+			stylesheetOK(t, dir, "src/index.css")
+			// What was recorded rebuilds with every text pair at AA.
+			rec, err := theme.LoadRecord(filepath.Join(dir, theme.RecordFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			built, err := theme.Build(rec.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := built.ContrastFailures(); len(f) != 0 {
+				t.Errorf("contrast failures: %v", f)
+			}
+			if out := Format(c); !strings.Contains(out, "## Theme applied ✓") || !strings.Contains(out, th.Command) {
+				t.Errorf("format:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestResolveMoodAloneIsDeterministic: the seed a mood alone gets comes
+// from the plan, so the same plan gives the same bytes in any directory,
+// reformatting the plan keeps them, and other apps get other hues.
+func TestResolveMoodAloneIsDeterministic(t *testing.T) {
+	apply := func(t *testing.T, src string) (ThemeResult, string) {
+		t.Helper()
+		root, err := plan.Parse([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		c := resolve(t, dir, root)
+		if !c.Theme.Applied {
+			t.Fatalf("theme = %+v", c.Theme)
+		}
+		return c.Theme, stylesheetOK(t, dir, "src/index.css")
+	}
+	for _, m := range theme.Moods() {
+		t.Run(m.Name, func(t *testing.T) {
+			src := fmt.Sprintf("<App name=\"Tideline\">\n  <Theme mood=%q font=\"Lora\" />\n  <Screen name=\"home\"><Section gumdrop=\"hero\" /></Screen>\n</App>\n", m.Name)
+			a, cssA := apply(t, src)
+			b, cssB := apply(t, src)
+			if cssA != cssB || a.Command != b.Command {
+				t.Fatalf("the same plan gave two themes: %q and %q", a.Command, b.Command)
+			}
+			// The same <Theme> moved, its props reordered and spaced out.
+			moved := fmt.Sprintf("<App name=\"Tideline\">\n\n  <Screen name=\"home\">\n    <Section gumdrop=\"hero\" />\n  </Screen>\n  <Theme   font=\"Lora\"\n    mood=%q />\n</App>\n", m.Name)
+			if c, css := apply(t, moved); css != cssA || c.Command != a.Command {
+				t.Errorf("reformatting the plan changed the theme: %q, was %q", c.Command, a.Command)
+			}
+			seed := a.Argv[3]
+			if a.Argv[1] != "generate" || a.Argv[2] != "--seed" {
+				t.Fatalf("argv = %q", a.Argv)
+			}
+			hue, err := strconv.ParseFloat(seed, 64)
+			if err != nil || theme.NormalizeHue(hue-m.Hues.From) >= m.Hues.Span {
+				t.Errorf("seed %s is not on the %s arc %+v", seed, m.Name, m.Hues)
+			}
+			seeds := map[string]bool{}
+			for i := range 12 {
+				c, _ := apply(t, strings.Replace(src, "Tideline", fmt.Sprintf("App %d", i), 1))
+				seeds[c.Argv[3]] = true
+			}
+			if len(seeds) < 4 {
+				t.Errorf("12 app names gave only seeds %v", seeds)
 			}
 		})
 	}
@@ -216,10 +337,14 @@ func TestResolveThemeFailureIsReported(t *testing.T) {
 			t.Errorf("command = %q", c.Theme.Command)
 		}
 	})
-	t.Run("chroma out of range", func(t *testing.T) {
-		c := resolve(t, t.TempDir(), makePlan(t, `seed={10} pattern="triadic" chroma={2}`))
-		if c.Theme.Applied || !strings.Contains(c.Theme.Error, "chroma 2 out of range") {
+	t.Run("unknown mood", func(t *testing.T) {
+		// Validation rejects it; resolution names the moods there are.
+		c := resolve(t, t.TempDir(), makePlan(t, `mood="sunset"`, `gumdrop="hero"`))
+		if c.Theme.Applied || !strings.Contains(c.Theme.Error, `unknown mood "sunset"`) || !strings.Contains(c.Theme.Error, "organic") {
 			t.Fatalf("theme = %+v", c.Theme)
+		}
+		if !strings.Contains(c.Theme.Command, "--mood sunset") {
+			t.Errorf("command = %q", c.Theme.Command)
 		}
 	})
 	t.Run("stylesheet cannot be written", func(t *testing.T) {
@@ -512,4 +637,76 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestResolveIsTotalOverValidThemes tries every subset of the <Theme>
+// props with each kind of mood (none, a mood, a preset): whatever
+// validation accepts, Resolve applies.
+func TestResolveIsTotalOverValidThemes(t *testing.T) {
+	optional := []string{`seed={-725.25}`, `pattern="vesica-piscis"`, `chroma="0.9"`, `font="Fira Code"`,
+		`shadowProfile="none"`, `radius="Pill"`}
+	lib := embedded(t)
+	reg := Registries(lib)
+	dir := t.TempDir()
+	n := 0
+	for _, mood := range []string{``, `mood="Fashion Editorial"`, `mood="doom_64"`} {
+		for mask := range 1 << len(optional) {
+			props := []string{mood}
+			for i, p := range optional {
+				if mask&(1<<i) != 0 {
+					props = append(props, p)
+				}
+			}
+			src := strings.Join(props, " ")
+			root := makePlan(t, src, `gumdrop="hero"`)
+			if res := plan.Validate(root, reg); !res.OK() {
+				t.Fatalf("<Theme %s> does not validate: %+v", src, res.Failures)
+			}
+			c := Resolve(context.Background(), root, Options{Dir: dir, Recipes: lib})
+			if !c.Theme.Applied {
+				t.Fatalf("<Theme %s> validates but is not applied: %+v", src, c.Theme)
+			}
+			n++
+		}
+	}
+	t.Logf("%d valid <Theme>s applied", n)
+}
+
+// FuzzResolveValidTheme: any numbers in seed and chroma, with or without
+// a pattern and a mood, resolve to an applied theme when the plan
+// validates.
+func FuzzResolveValidTheme(f *testing.F) {
+	f.Add(152.0, 0.2, "organic", "triadic", true)
+	f.Add(-1e300, 7.0, "cyberpunk", "", false)
+	f.Add(0.0, -0.1, "", "fibonacci", true)
+	f.Add(359.99, 0.4, "luxury", "seedOfLife", false)
+	lib, err := recipe.Embedded()
+	if err != nil {
+		f.Fatal(err)
+	}
+	reg := Registries(lib)
+	f.Fuzz(func(t *testing.T, seed, chroma float64, mood, pattern string, withSeed bool) {
+		if math.IsNaN(seed) || math.IsInf(seed, 0) || math.IsNaN(chroma) || math.IsInf(chroma, 0) {
+			t.Skip("a plan has no literal for NaN or infinity")
+		}
+		props := []string{fmt.Sprintf("chroma={%s}", strconv.FormatFloat(chroma, 'g', -1, 64))}
+		if withSeed {
+			props = append(props, fmt.Sprintf("seed={%s}", strconv.FormatFloat(seed, 'g', -1, 64)))
+		}
+		if mood != "" {
+			props = append(props, fmt.Sprintf("mood={%q}", mood))
+		}
+		if pattern != "" {
+			props = append(props, fmt.Sprintf("pattern={%q}", pattern))
+		}
+		src := fmt.Sprintf("<App name=\"F\">\n  <Theme %s />\n  <Screen name=\"s\"><Section gumdrop=\"hero\" /></Screen>\n</App>\n", strings.Join(props, " "))
+		root, err := plan.Parse([]byte(src))
+		if err != nil || !plan.Validate(root, reg).OK() {
+			return
+		}
+		c := Resolve(context.Background(), root, Options{Dir: t.TempDir(), Recipes: lib})
+		if !c.Theme.Applied {
+			t.Fatalf("%s\nvalidates but is not applied: %+v", src, c.Theme)
+		}
+	})
 }

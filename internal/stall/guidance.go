@@ -90,6 +90,19 @@ func Guidance(in GuidanceInput) string {
 	return b.String()
 }
 
+// WithFeedback puts recovery guidance above what feedback.md already says
+// (the gate failures being fixed, plan validation failures, the build
+// instructions), so the agent learns how to get unstuck without losing
+// what it was asked to fix. An empty current returns the guidance alone.
+func WithFeedback(guidance, current string) string {
+	guidance = strings.TrimRight(guidance, "\n") + "\n"
+	current = strings.TrimSpace(current)
+	if current == "" {
+		return guidance
+	}
+	return guidance + "\n---\n\nThe harness's feedback from before the stall still applies; work through it with the advice above:\n\n" + current + "\n"
+}
+
 // sectionDetails returns the section's gumdrop and file in parentheses, the
 // ones that add anything to its label.
 func sectionDetails(s Section) string {

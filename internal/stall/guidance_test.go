@@ -100,3 +100,35 @@ func TestFailureMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestWithFeedback(t *testing.T) {
+	guidance := "## Stall recovery (iteration 3)\n\nralph stepped in.\n"
+	gates := "# Quality Gates Failed\n\n## FAIL [has-summary]\n\nno summary\n"
+	tests := []struct {
+		name, current string
+		want          []string // in this order
+		not           []string
+	}{
+		{"gate failures stay below the guidance", gates, []string{"## Stall recovery (iteration 3)", "ralph stepped in.", "still applies", "# Quality Gates Failed", "## FAIL [has-summary]", "no summary"}, nil},
+		{"no feedback yet", "", []string{"## Stall recovery (iteration 3)"}, []string{"still applies", "---"}},
+		{"blank feedback", "\n  \n", []string{"ralph stepped in."}, []string{"still applies"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := WithFeedback(guidance, tt.current)
+			at := 0
+			for _, w := range tt.want {
+				i := strings.Index(got[at:], w)
+				if i < 0 {
+					t.Fatalf("%q missing or out of order in:\n%s", w, got)
+				}
+				at += i + len(w)
+			}
+			for _, n := range tt.not {
+				if strings.Contains(got, n) {
+					t.Errorf("%q should not be in:\n%s", n, got)
+				}
+			}
+		})
+	}
+}

@@ -140,3 +140,32 @@ func TestOpenWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A recorded process group is listed as running until it is marked ended.
+func TestProcGroups(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, err := s.StartProcGroup(ctx, ProcGroup{PGID: 10, LeaderStart: 1 << 40, Token: "t", RalphPID: 5, RalphStart: 99, Iteration: 2, Argv0: "claude"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.StartProcGroup(ctx, ProcGroup{PGID: 11, Token: "u", RalphPID: 5, RalphStart: 99, Argv0: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndProcGroup(ctx, b, "exited"); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.RunningProcGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 1 || gs[0].ID != a || gs[0].PGID != 10 || gs[0].LeaderStart != 1<<40 || gs[0].Token != "t" ||
+		gs[0].RalphPID != 5 || gs[0].RalphStart != 99 || gs[0].Iteration != 2 || gs[0].Argv0 != "claude" || gs[0].StartedAt.IsZero() {
+		t.Errorf("running groups = %+v", gs)
+	}
+}

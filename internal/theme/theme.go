@@ -168,9 +168,10 @@ func resolveOptions(o GenerateOptions) (spec, GenerateOptions, error) {
 }
 
 // roundHue normalises a hue and rounds it to a tenth of a degree, so that
-// requests compare and print the same way every time.
+// requests compare and print the same way every time. It normalises first,
+// so that a seed of any finite size stays finite.
 func roundHue(h float64) float64 {
-	return NormalizeHue(math.Round(h*10) / 10)
+	return NormalizeHue(math.Round(NormalizeHue(h)*10) / 10)
 }
 
 // Title names the theme for people: `preset "cyberpunk"`, `generated

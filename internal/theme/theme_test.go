@@ -3,6 +3,8 @@ package theme
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -116,7 +118,83 @@ func TestEveryThemePassesAA(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("checked %d generated themes", n)
+	// The mood-derived path: a theme asked for by mood alone takes the
+	// mood's pattern and a seed from its hue arc. Every seed the arc can
+	// give, for every mood, passes.
+	derived := 0
+	for _, mood := range Moods() {
+		for d := 0.0; d < mood.Hues.Span; d++ {
+			o := GenerateOptions{Seed: mood.Hues.From + d, Pattern: mood.Pattern, Mood: mood.Name}
+			th, err := Generate(o)
+			if err != nil {
+				t.Fatalf("mood %s: %v", mood.Name, err)
+			}
+			check("mood-derived "+CommandLine(th.Request.Argv(false)), th)
+			derived++
+		}
+	}
+	t.Logf("checked %d generated and %d mood-derived themes", n, derived)
+}
+
+// inArc reports whether hue h lies on the arc r.
+func inArc(h float64, r HueRange) bool {
+	return NormalizeHue(h-r.From) < r.Span
+}
+
+func TestMoodOptions(t *testing.T) {
+	for _, m := range Moods() {
+		t.Run(m.Name, func(t *testing.T) {
+			if _, err := LookupPattern(m.Pattern); err != nil {
+				t.Fatalf("default pattern: %v", err)
+			}
+			if m.Hues.Span < 1 || m.Hues.Span > 360 {
+				t.Fatalf("hue span %v", m.Hues.Span)
+			}
+			seen := map[float64]bool{}
+			for i := range 1000 {
+				key := fmt.Sprintf("App %d|mood=%q", i, m.Name)
+				o, err := MoodOptions(strings.ToUpper(m.Name), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.Mood != m.Name || o.Pattern != m.Pattern || o.Chroma != nil || o.Font != "" || o.Radius != "" || o.ShadowProfile != "" {
+					t.Fatalf("options %+v", o)
+				}
+				if o.Seed != math.Trunc(o.Seed) || !inArc(o.Seed, m.Hues) {
+					t.Fatalf("seed %v for %q is not a whole degree on the arc %+v", o.Seed, key, m.Hues)
+				}
+				again, _ := MoodOptions(m.Name, key)
+				if again.Seed != o.Seed {
+					t.Fatalf("key %q gave seeds %v and %v", key, o.Seed, again.Seed)
+				}
+				seen[o.Seed] = true
+			}
+			// 1000 keys land on most of the arc's whole degrees, not a few.
+			if want := min(m.Hues.Span, 360) * 0.9; float64(len(seen)) < want {
+				t.Errorf("1000 keys gave %d distinct seeds on a %v° arc", len(seen), m.Hues.Span)
+			}
+		})
+	}
+	o, err := MoodOptions("", "k")
+	if err != nil || o.Mood != DefaultMood {
+		t.Errorf("empty mood: %+v, %v", o, err)
+	}
+	var une *UnknownNameError
+	if _, err := MoodOptions("grumpy", "k"); !errors.As(err, &une) || une.Kind != "mood" {
+		t.Errorf("unknown mood: %v", err)
+	}
+}
+
+func TestHugeSeedStaysFinite(t *testing.T) {
+	for _, seed := range []float64{1e300, -1e300, math.MaxFloat64} {
+		th, err := Generate(GenerateOptions{Seed: seed, Pattern: "triadic"})
+		if err != nil {
+			t.Fatalf("seed %v: %v", seed, err)
+		}
+		if s := th.Request.Generate.Seed; s < 0 || s >= 360 {
+			t.Errorf("seed %v normalised to %v", seed, s)
+		}
+	}
 }
 
 func TestDeterministic(t *testing.T) {

@@ -145,7 +145,7 @@ var workspaceToolDefs = []toolDef{
 	},
 	{
 		Name:        "plan_validate",
-		Description: "Validate the plan in .ralph/plan.tsx the way the harness does, and list each finding as FAIL [id] plan.tsx:LINE: message or WARN [id] plan.tsx:LINE: message.",
+		Description: "Validate the plan in .ralph/plan.tsx the way the harness does, and list each finding as FAIL [id] plan.tsx:LINE:COL: message or WARN [id] plan.tsx:LINE:COL: message.",
 		Properties:  map[string]any{},
 	},
 }
@@ -693,10 +693,10 @@ func (t *toolbox) planValidate() (string, error) {
 	}
 	var b strings.Builder
 	for _, f := range res.Failures {
-		fmt.Fprintf(&b, "FAIL [%s] plan.tsx:%d: %s\n", f.ID, f.Line, f.Message)
+		b.WriteString(f.Format("FAIL", "plan.tsx") + "\n")
 	}
 	for _, f := range res.Warnings {
-		fmt.Fprintf(&b, "WARN [%s] plan.tsx:%d: %s\n", f.ID, f.Line, f.Message)
+		b.WriteString(f.Format("WARN", "plan.tsx") + "\n")
 	}
 	if res.OK() {
 		fmt.Fprintf(&b, "OK: no failures, %d warnings\n", len(res.Warnings))

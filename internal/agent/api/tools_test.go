@@ -308,7 +308,7 @@ func TestPlanValidate(t *testing.T) {
 
 	write(t, dir, ".ralph/plan.tsx", "<App name=\"x\">\n  <Screen name=\"home\">\n  </Screen>\n</App>\n")
 	out, err = call(t, tb, "plan_validate", map[string]any{})
-	if err != nil || !strings.Contains(out, "FAIL [has-theme] plan.tsx:1: ") || !strings.Contains(out, "FAIL [no-empty-screens] plan.tsx:2: ") {
+	if err != nil || !strings.Contains(out, "FAIL [has-theme] plan.tsx:1:1: ") || !strings.Contains(out, "FAIL [no-empty-screens] plan.tsx:2:3: ") {
 		t.Errorf("findings: %q, %v", out, err)
 	}
 

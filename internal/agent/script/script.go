@@ -178,9 +178,12 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		if act.Tool == "prompt" {
 			act = Action{Tool: "write", Path: act.Path, Content: req.Prompt}
 		}
-		out, err := perform(ctx, req.Dir, act)
+		out, err := perform(ctx, req.Dir, act, req.IdleTimeout)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
+		}
+		if errors.Is(err, proc.ErrIdle) {
+			return res, err
 		}
 		ev := agent.Event{Kind: agent.KindToolResult, Tool: act.Tool, ToolID: id, Text: out}
 		if err != nil {
@@ -199,7 +202,9 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	return res, nil
 }
 
-func perform(ctx context.Context, root string, a Action) (string, error) {
+// perform runs one action; a shell action is killed after idle without
+// output (zero means no limit).
+func perform(ctx context.Context, root string, a Action, idle time.Duration) (string, error) {
 	switch a.Tool {
 	case "write", "append", "delete":
 		path, err := confine(root, a.Path)
@@ -234,9 +239,12 @@ func perform(ctx context.Context, root string, a Action) (string, error) {
 	case "shell":
 		var out strings.Builder
 		collect := func(l string) { out.WriteString(l + "\n") }
-		res, err := proc.Run(ctx, proc.Spec{Argv: a.Argv, Dir: root, OnLine: collect, OnStderrLine: collect})
+		res, err := proc.Run(ctx, proc.Spec{Argv: a.Argv, Dir: root, IdleTimeout: idle, OnLine: collect, OnStderrLine: collect})
 		if err != nil {
 			return "", err
+		}
+		if note := res.EscapeNote(); note != "" {
+			out.WriteString("warning: " + note + "\n")
 		}
 		if res.ExitCode != 0 {
 			return out.String(), fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(out.String()))

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/store"
+)
+
+// RecordProcGroups returns a context under which every process group
+// started through package proc is recorded in st when it starts and marked
+// ended when it ends, so a later ralph can end the groups a dead ralph
+// left running. where names the task and iteration a group belongs to
+// (nil for none); escaped, if not nil, hears about a process that left its
+// group holding the output (proc.Result.EscapeNote), from the goroutine
+// that ran it.
+func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID int64, iteration int), escaped func(argv0, note string)) context.Context {
+	pid, start := proc.Self()
+	// Records outlive a cancelled run: the row must say the group ended.
+	bg := context.WithoutCancel(ctx)
+	return proc.WithStartHook(ctx, func(s proc.Started) func(proc.Result) {
+		g := store.ProcGroup{PGID: s.PGID, LeaderStart: s.LeaderStart, Token: s.Token, RalphPID: pid, RalphStart: start, Argv0: s.Argv0}
+		if where != nil {
+			g.TaskID, g.Iteration = where()
+		}
+		id, err := st.StartProcGroup(bg, g)
+		return func(res proc.Result) {
+			note := "exited"
+			if res.Escaped != nil {
+				note = "escaped: " + res.EscapeNote()
+				if escaped != nil {
+					escaped(s.Argv0, res.EscapeNote())
+				}
+			}
+			if err == nil {
+				_ = st.EndProcGroup(bg, id, note)
+			}
+		}
+	})
+}
+
+// escapes collects escape notes from whatever goroutine ran a process,
+// for the engine's goroutine to report.
+type escapes struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (x *escapes) add(argv0, note string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.notes = append(x.notes, fmt.Sprintf("%s: %s", argv0, note))
+}
+
+func (x *escapes) take() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := x.notes
+	x.notes = nil
+	return n
+}
+
+// withProcRecording records the process groups the loop starts under the
+// run's task and current iteration.
+func (e *Engine) withProcRecording(ctx context.Context, r *run) context.Context {
+	return RecordProcGroups(ctx, e.st, func() (int64, int) { return r.taskID, r.iteration }, r.escapes.add)
+}
+
+// reportEscapes records and shows, one line each, the processes that left
+// their group holding its output since the last call.
+func (e *Engine) reportEscapes(r *run) {
+	for _, n := range r.escapes.take() {
+		e.harnessEvent(r, "escaped", "a process escaped: "+n, "")
+	}
+}

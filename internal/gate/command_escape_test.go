@@ -1,0 +1,51 @@
+package gate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A gate whose command starts a process that escapes its group with
+// setsid and keeps the output open ends as a failed gate that says so,
+// whether the command hangs until its timeout or exits at once.
+func TestCommandGateEscapedChild(t *testing.T) {
+	for _, tc := range []struct {
+		name, tail, msg string
+	}{
+		{"hangs until the timeout", "sleep 300", "did not finish within 1s"},
+		{"exits at once", "echo started", "left a process running"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			pidFile := filepath.Join(root, "escaped.pid")
+			t.Cleanup(func() {
+				if data, err := os.ReadFile(pidFile); err == nil {
+					if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			g := Command{GateName: "dev", Timeout: time.Second,
+				Argv: []string{"sh", "-c", `setsid sh -c 'echo $$ > "$0"; exec sleep 300' "$0" & ` + tc.tail, pidFile}}
+			done := make(chan Result, 1)
+			go func() { done <- g.Check(context.Background(), Env{Root: root}) }()
+			var r Result
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the gate never ended")
+			}
+			data, _ := os.ReadFile(pidFile)
+			pid := strings.TrimSpace(string(data))
+			if r.Status != Fail || !strings.Contains(r.Message, tc.msg) || !strings.Contains(r.Message, "pid "+pid+" (sleep 300) left its process group") {
+				t.Errorf("got %s %q, want a failure naming pid %s", r.Status, r.Message, pid)
+			}
+		})
+	}
+}

@@ -1,0 +1,4 @@
+export interface Feature {
+  title: string
+  body: string
+}

@@ -1,0 +1,154 @@
+package proc
+
+import (
+	"context"
+	"syscall"
+	"time"
+)
+
+// Group is a process group as a ralph process recorded it when it
+// started it (see StartHook).
+type Group struct {
+	// ID is the caller's record id, carried through untouched.
+	ID int64
+	// PGID, LeaderStart and Token are as in Started.
+	PGID        int
+	LeaderStart uint64
+	Token       string
+	// OwnerPID and OwnerStart identify the ralph process that started
+	// the group (see Self).
+	OwnerPID   int
+	OwnerStart uint64
+	// Argv0 is the program, for messages.
+	Argv0 string
+}
+
+// ProcessTable is what orphan detection reads about running processes.
+type ProcessTable interface {
+	// Stat returns pid's start time and process group; alive is false
+	// when no such process runs (a zombie does not run).
+	Stat(pid int) (start uint64, pgid int, alive bool)
+	// Members lists the running processes of group pgid.
+	Members(pgid int) []int
+	// HasToken reports whether pid's environment carries the group
+	// token RALPH_PROC_TOKEN=token.
+	HasToken(pid int, token string) bool
+}
+
+// Processes returns the machine's process table.
+func Processes() ProcessTable { return processes() }
+
+// Verdict is what Judge decides about a recorded group.
+type Verdict int
+
+// Verdicts.
+const (
+	// OwnerAlive: the ralph that started the group still runs; never
+	// touch the group.
+	OwnerAlive Verdict = iota
+	// Gone: the owner is dead and nothing of the group runs any more.
+	Gone
+	// Orphaned: the owner is dead and processes of the group still run.
+	Orphaned
+)
+
+// Orphan is a recorded group whose ralph died while processes of it
+// still run.
+type Orphan struct {
+	Group
+	// PIDs are the group's running processes.
+	PIDs []int
+	// Whole is true when the group's leader still runs as recorded, so
+	// the group can be signalled as one; otherwise only PIDs are, each
+	// recognised by the group's token in its environment.
+	Whole bool
+}
+
+// Judge decides whether g is an orphan. A group is only ever found
+// orphaned when its recorded owner is dead (no process with that pid, or
+// one with a different start time: the pid was reused) and processes
+// that provably belong to it still run: its leader with the recorded start
+// time, or, once the leader is gone, processes of the group whose
+// environment carries the group's token. The kernel never gives a new
+// process the pid of a live group's id, so a leader alive with its start
+// time is the group.
+func Judge(g Group, t ProcessTable) (Verdict, Orphan) {
+	if start, _, alive := t.Stat(g.OwnerPID); alive && (g.OwnerStart == 0 || start == g.OwnerStart) {
+		return OwnerAlive, Orphan{}
+	}
+	o := Orphan{Group: g}
+	start, pgid, alive := t.Stat(g.PGID)
+	switch {
+	case alive && g.LeaderStart != 0 && start == g.LeaderStart && pgid == g.PGID:
+		o.Whole = true
+		o.PIDs = t.Members(g.PGID)
+	case alive:
+		// The pid now belongs to another process: the group is gone.
+		return Gone, Orphan{}
+	default:
+		for _, pid := range t.Members(g.PGID) {
+			if t.HasToken(pid, g.Token) {
+				o.PIDs = append(o.PIDs, pid)
+			}
+		}
+	}
+	if len(o.PIDs) == 0 {
+		return Gone, Orphan{}
+	}
+	return Orphaned, o
+}
+
+// FindOrphans judges each recorded group and returns the orphans and the
+// groups that are gone (whose records can be closed). Groups whose owner
+// still runs appear in neither.
+func FindOrphans(groups []Group, t ProcessTable) (orphans []Orphan, gone []Group) {
+	for _, g := range groups {
+		switch v, o := Judge(g, t); v {
+		case Orphaned:
+			orphans = append(orphans, o)
+		case Gone:
+			gone = append(gone, g)
+		}
+	}
+	return orphans, gone
+}
+
+// EndOrphan ends o: SIGTERM, then SIGKILL to what is left after grace. It
+// re-judges the group before each signal, so it never signals a process
+// that has stopped belonging to it, and reports whether nothing of the
+// group runs at the end.
+func EndOrphan(ctx context.Context, o Orphan, t ProcessTable, grace time.Duration) bool {
+	signalAll := func(sig syscall.Signal) bool {
+		v, cur := Judge(o.Group, t)
+		if v != Orphaned {
+			return v == Gone
+		}
+		if cur.Whole {
+			_ = syscall.Kill(-cur.PGID, sig)
+		} else {
+			for _, pid := range cur.PIDs {
+				_ = syscall.Kill(pid, sig)
+			}
+		}
+		return false
+	}
+	wait := func(d time.Duration) bool {
+		deadline := time.Now().Add(d)
+		for {
+			if v, _ := Judge(o.Group, t); v != Orphaned {
+				return v == Gone
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return false
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if signalAll(syscall.SIGTERM) || wait(grace) {
+		return true
+	}
+	if signalAll(syscall.SIGKILL) {
+		return true
+	}
+	return wait(time.Second)
+}

@@ -1,0 +1,35 @@
+//go:build !linux
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Without Linux's parent-death signal and /proc, a process runs directly
+// in its own session and group, and no group is ever judged orphaned.
+const supervisorEnv = "RALPH_PROC_SUPERVISOR"
+
+func command(path string, argv, env []string) *exec.Cmd { return directCommand(path, argv, env) }
+
+func directCommand(path string, argv, env []string) *exec.Cmd {
+	return &exec.Cmd{Path: path, Args: argv, Env: env, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+}
+
+func startTime(pid int) (uint64, bool) { return 0, false }
+
+// Self returns this process's pid; its start time is unknown here.
+func Self() (pid int, start uint64) { return os.Getpid(), 0 }
+
+func pipeHolders(files ...*os.File) []Escapee { return nil }
+
+// noProcs knows nothing of other processes: every owner looks alive.
+type noProcs struct{}
+
+func (noProcs) Stat(pid int) (uint64, int, bool)    { return 0, 0, true }
+func (noProcs) Members(pgid int) []int              { return nil }
+func (noProcs) HasToken(pid int, token string) bool { return false }
+
+func processes() ProcessTable { return noProcs{} }

@@ -1,0 +1,165 @@
+package proc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat is what /proc/PID/stat says about a process.
+type procStat struct {
+	PGID   int
+	Start  uint64
+	Zombie bool
+}
+
+// readStat parses /proc/PID/stat.
+func readStat(pid int) (procStat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(data)
+}
+
+// parseStat reads the state (field 3), process group (5) and start time
+// (22) of a /proc/PID/stat line. The command name (field 2) is in
+// parentheses and may itself contain spaces and parentheses.
+func parseStat(data []byte) (procStat, bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is field 3 (state), so field n is f[n-3].
+	if len(f) < 20 {
+		return procStat{}, false
+	}
+	pgid, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{PGID: pgid, Start: start, Zombie: f[0] == "Z" || f[0] == "X"}, true
+}
+
+// startTime returns pid's start time in clock ticks after boot.
+func startTime(pid int) (uint64, bool) {
+	st, ok := readStat(pid)
+	return st.Start, ok
+}
+
+// Self returns this process's pid and start time, the identity under
+// which it records the groups it starts.
+func Self() (pid int, start uint64) {
+	pid = os.Getpid()
+	start, _ = startTime(pid)
+	return pid, start
+}
+
+// pids lists the numeric entries of /proc.
+func pids() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// pipeHolders lists the processes that have one of files (pipe ends) open.
+func pipeHolders(files ...*os.File) []Escapee {
+	want := map[string]bool{}
+	for _, f := range files {
+		fi, err := f.Stat()
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			want[fmt.Sprintf("pipe:[%d]", st.Ino)] = true
+		}
+	}
+	self := os.Getpid()
+	var out []Escapee
+	for _, pid := range pids() {
+		if pid == self {
+			continue
+		}
+		dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && want[link] {
+				out = append(out, Escapee{PID: pid, Command: cmdline(pid)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cmdline returns pid's command line, shortened for a message.
+func cmdline(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	s := strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+// environHas reports whether pid's environment holds the variable kv
+// ("NAME=value").
+func environHas(pid int, kv string) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, v := range bytes.Split(data, []byte{0}) {
+		if string(v) == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// procfs is the live process table, read from /proc.
+type procfs struct{}
+
+func (procfs) Stat(pid int) (start uint64, pgid int, alive bool) {
+	st, ok := readStat(pid)
+	if !ok || st.Zombie {
+		return 0, 0, false
+	}
+	return st.Start, st.PGID, true
+}
+
+func (procfs) Members(pgid int) []int {
+	var out []int
+	for _, pid := range pids() {
+		if st, ok := readStat(pid); ok && !st.Zombie && st.PGID == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (procfs) HasToken(pid int, token string) bool {
+	return token != "" && environHas(pid, tokenEnv+"="+token)
+}
+
+func processes() ProcessTable { return procfs{} }

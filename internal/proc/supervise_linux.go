@@ -1,0 +1,127 @@
+package proc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// supervisorArg0 is the supervisor's argv[0]; with supervisorEnv set to
+// the parent's pid it tells a starting binary to act as a supervisor.
+const (
+	supervisorArg0 = "ralph-supervisor"
+	supervisorEnv  = "RALPH_PROC_SUPERVISOR"
+)
+
+// reapGrace is how long the supervisor gives its group between SIGTERM
+// and SIGKILL when its parent has died.
+const reapGrace = 300 * time.Millisecond
+
+// Any binary that links this package can act as a supervisor: its init
+// recognises the re-executed binary before main (or a test's TestMain)
+// runs.
+func init() {
+	parent, ok := os.LookupEnv(supervisorEnv)
+	if !ok || len(os.Args) < 3 || os.Args[0] != supervisorArg0 {
+		return
+	}
+	pid, _ := strconv.Atoi(parent)
+	os.Exit(supervise(pid, os.Args[1], os.Args[2:]))
+}
+
+// command returns the command that runs path (named argv[0], with
+// argv[1:]) under a supervisor: this binary re-executed, leading a new
+// session and process group, with a parent-death signal.
+func command(path string, argv, env []string) *exec.Cmd {
+	args := append([]string{supervisorArg0, path}, argv...)
+	return &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: args,
+		Env:  append(env, supervisorEnv+"="+strconv.Itoa(os.Getpid())),
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:    true,
+			Pdeathsig: syscall.SIGTERM,
+		},
+	}
+}
+
+// directCommand returns the command that runs path directly, leading a new
+// session and process group.
+func directCommand(path string, argv, env []string) *exec.Cmd {
+	return &exec.Cmd{Path: path, Args: argv, Env: env, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
+}
+
+// supervise runs path with argv in the supervisor's own process group,
+// with the supervisor's standard streams, and returns the exit status to
+// exit with. When its parent (ralph) dies it ends the whole group: SIGTERM,
+// then SIGKILL after reapGrace, which also ends the supervisor.
+func supervise(parent int, path string, argv []string) int {
+	// The group signals ralph sends reach the program directly; the
+	// supervisor itself only watches for its parent's death.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	orphaned := func() bool { return os.Getppid() != parent }
+	if orphaned() {
+		// Ralph died before the parent-death signal was armed.
+		return 1
+	}
+	_ = os.Unsetenv(supervisorEnv)
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ()}
+	if err := cmd.Start(); err != nil {
+		os.Stderr.WriteString(argv[0] + ": " + err.Error() + "\n")
+		if errors.Is(err, syscall.EACCES) {
+			return 126
+		}
+		return 127
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	// The parent-death signal can be lost (it follows the thread that
+	// started the supervisor), so the parent is also checked now and then.
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return exitStatus(cmd.ProcessState)
+		case <-sigs:
+		case <-tick.C:
+		}
+		if orphaned() {
+			reapOwnGroup(done)
+		}
+	}
+}
+
+// reapOwnGroup ends the supervisor's group, itself included.
+func reapOwnGroup(done <-chan struct{}) {
+	pgid := syscall.Getpgrp()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(reapGrace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	os.Exit(1)
+}
+
+// exitStatus turns the program's end into the supervisor's: the same exit
+// code, or death by the same signal.
+func exitStatus(ps *os.ProcessState) int {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return ps.ExitCode()
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	_ = syscall.Kill(os.Getpid(), sig)
+	time.Sleep(100 * time.Millisecond)
+	return 128 + int(sig)
+}

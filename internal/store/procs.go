@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// ProcGroup is one row of proc_groups: a process group ralph started.
+type ProcGroup struct {
+	ID          int64     `json:"id"`
+	PGID        int       `json:"pgid"`
+	LeaderStart uint64    `json:"leader_start"`
+	Token       string    `json:"-"`
+	RalphPID    int       `json:"ralph_pid"`
+	RalphStart  uint64    `json:"ralph_start"`
+	TaskID      int64     `json:"task_id,omitempty"`
+	Iteration   int       `json:"iteration,omitempty"`
+	Argv0       string    `json:"argv0"`
+	StartedAt   time.Time `json:"started_at"`
+	EndedAt     time.Time `json:"ended_at,omitzero"`
+	EndNote     string    `json:"end_note,omitempty"`
+}
+
+// StartProcGroup records a group that has just started and returns its id.
+func (s *Store) StartProcGroup(ctx context.Context, g ProcGroup) (int64, error) {
+	var task sql.NullInt64
+	if g.TaskID != 0 {
+		task = sql.NullInt64{Int64: g.TaskID, Valid: true}
+	}
+	res, err := s.db.ExecContext(ctx, `
+		INSERT INTO proc_groups (pgid, leader_start, token, ralph_pid, ralph_start, task_id, iteration, argv0, started_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		g.PGID, int64(g.LeaderStart), g.Token, g.RalphPID, int64(g.RalphStart), task, g.Iteration, g.Argv0, s.stamp())
+	if err != nil {
+		return 0, fmt.Errorf("record process group: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// EndProcGroup marks a recorded group ended, with a note on how.
+func (s *Store) EndProcGroup(ctx context.Context, id int64, note string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`,
+		s.stamp(), note, id)
+	if err != nil {
+		return fmt.Errorf("end process group: %w", err)
+	}
+	return nil
+}
+
+// RunningProcGroups returns the groups not marked ended, oldest first.
+func (s *Store) RunningProcGroups(ctx context.Context) ([]ProcGroup, error) {
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT id, pgid, leader_start, token, ralph_pid, ralph_start, COALESCE(task_id, 0), iteration, argv0, started_at
+		FROM proc_groups WHERE ended_at IS NULL ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("running process groups: %w", err)
+	}
+	defer rows.Close()
+	var out []ProcGroup
+	for rows.Next() {
+		var g ProcGroup
+		var leader, ralph int64
+		var started sql.NullString
+		if err := rows.Scan(&g.ID, &g.PGID, &leader, &g.Token, &g.RalphPID, &ralph, &g.TaskID, &g.Iteration, &g.Argv0, &started); err != nil {
+			return nil, fmt.Errorf("running process groups: %w", err)
+		}
+		g.LeaderStart, g.RalphStart, g.StartedAt = uint64(leader), uint64(ralph), parseTime(started)
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("running process groups: %w", err)
+	}
+	return out, nil
+}
