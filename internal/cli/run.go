@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
@@ -36,7 +37,7 @@ type RunOptions struct {
 // AddFlags registers the run flags on cmd.
 func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script, or a fallback chain such as claude,codex (default from ralph.toml, else auto)")
 	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
 	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
 	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")
@@ -79,6 +80,10 @@ writes the task to .ralph/task.md and runs the agent in fresh-context
 iterations. The agent writes a plan to .ralph/plan.tsx; the harness validates
 it and only then moves to the BUILD phase. When the agent asks to finish, the
 quality gates decide. A task that passes is snapshotted as task-N-post.
+
+Agents: claude, codex, opencode, gemini, qwen and copilot are tested end to
+end against their real CLIs (see the README for each one's setup). Not amp:
+` + amp.Caveat + `.
 
 The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
@@ -216,7 +221,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		}
 	}
 	o.apply(&cfg)
-	ag, err := buildAgent(ws, cfg, o.agent, g.Logger)
+	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
 	if err != nil {
 		return err
 	}
@@ -229,6 +234,14 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	}
 	if start && req != nil {
 		opt.Request = req.Token
+	}
+	if len(fallbacks) > 0 {
+		opt.Fallbacks = fallbacks
+		names := []string{ag.Name()}
+		for _, f := range fallbacks {
+			names = append(names, f.Name())
+		}
+		opt.AgentName = strings.Join(names, ",")
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()

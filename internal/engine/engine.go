@@ -56,6 +56,10 @@ type Limits struct {
 // Options configure an Engine.
 type Options struct {
 	Agent agent.Agent
+	// Fallbacks are the backends to switch to, in order, when the one in
+	// use runs out: a usage limit that lifts later than Limits.MaxWait, or
+	// a quota error that says no time. An ordinary failure never switches.
+	Fallbacks []agent.Agent
 	// AgentName is recorded with the task (defaults to Agent.Name()).
 	AgentName string
 	Gates     []gate.Gate

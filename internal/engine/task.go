@@ -179,6 +179,9 @@ type run struct {
 	agentErrors int
 	// rateWaits counts rate-limit waits in a row, for the backoff.
 	rateWaits int
+	// fallback is how many backends of Options.Fallbacks this run has
+	// moved on to (0: Options.Agent).
+	fallback int
 	// orch is the orchestration plan BUILD walks, nil for other plans;
 	// step is the Step of it the loop works on (orchestrate.go).
 	orch *plan.Node
