@@ -9,14 +9,25 @@ import (
 
 // limitPattern matches the wording providers and agent CLIs use for rate
 // and usage limits.
-var limitPattern = regexp.MustCompile(`(?i)\b(429|529)\b|rate[ _-]?limit|usage limit|too many requests|overloaded|quota exceeded|exceeded your (current )?quota|hit your (usage )?limit|limit reached|resets? at\b`)
+var limitPattern = regexp.MustCompile(`(?i)\b(429|529)\b|rate[ _-]?limit|usage limit|too many requests|overloaded|quota exceeded|exceeded your (current )?quota|hit your (usage )?limit|limit reached|resets? at\b|exhausted (your|the) (\w+ )?quota|resource[ _](has been )?exhausted`)
 
 // IsRateLimit reports whether msg, an error message from an agent or its
 // provider, says a rate or usage limit was hit (HTTP 429 or 529, "rate
 // limit", "usage limit reached … resets at …", "too many requests",
-// "overloaded", an exceeded quota). Use it on error text only, never on
+// "overloaded", an exceeded or exhausted quota, Google's
+// RESOURCE_EXHAUSTED). Use it on error text only, never on
 // the agent's ordinary output.
 func IsRateLimit(msg string) bool { return limitPattern.MatchString(msg) }
+
+// quotaPattern matches the wording of a limit that will not lift by
+// retrying soon: a used-up quota, plan or usage limit.
+var quotaPattern = regexp.MustCompile(`(?i)quota|usage limit|hit your (usage )?limit|insufficient[ _]quota|billing|credits?\b.*(exhausted|used up|run out)|out of credits`)
+
+// IsQuota reports whether msg, a rate-limit message, says a quota or
+// usage limit ran out (as opposed to a brief rate limit): "You exceeded
+// your current quota", "You have exhausted your daily quota", "usage limit
+// reached".
+func IsQuota(msg string) bool { return quotaPattern.MatchString(msg) }
 
 // RateLimitFrom returns a *RateLimitError for msg when msg reports a limit,
 // with ResetAt parsed from it when it says when the limit lifts; nil

@@ -47,15 +47,18 @@ func TestParseResetTime(t *testing.T) {
 
 func TestIsRateLimit(t *testing.T) {
 	for msg, want := range map[string]bool{
-		"API Error: 429 {\"type\":\"rate_limit_error\"}":           true,
-		"API Error: 529 Overloaded":                                true,
-		"Claude AI usage limit reached|1735689600":                 true,
-		"exceeded retry limit, last status: 429 Too Many Requests": true,
-		"You've hit your usage limit. Try again in 5m.":            true,
-		"Quota exceeded for quota metric":                          true,
-		"authentication failed: invalid x-api-key":                 false,
-		"the file has 4290 lines":                                  false,
-		"":                                                         false,
+		"API Error: 429 {\"type\":\"rate_limit_error\"}":                  true,
+		"API Error: 529 Overloaded":                                       true,
+		"Claude AI usage limit reached|1735689600":                        true,
+		"exceeded retry limit, last status: 429 Too Many Requests":        true,
+		"You've hit your usage limit. Try again in 5m.":                   true,
+		"Quota exceeded for quota metric":                                 true,
+		"[API Error: You have exhausted your daily quota on this model.]": true,
+		"Resource has been exhausted (e.g. check quota).":                 true,
+		"status: RESOURCE_EXHAUSTED":                                      true,
+		"authentication failed: invalid x-api-key":                        false,
+		"the file has 4290 lines":                                         false,
+		"":                                                                false,
 	} {
 		if got := IsRateLimit(msg); got != want {
 			t.Errorf("IsRateLimit(%q) = %v, want %v", msg, got, want)
@@ -71,5 +74,21 @@ func TestRateLimitFrom(t *testing.T) {
 	e := RateLimitFrom("429: retry after 10 seconds", now)
 	if e == nil || !e.ResetAt.Equal(now.Add(10*time.Second)) {
 		t.Errorf("RateLimitFrom = %+v", e)
+	}
+}
+
+func TestIsQuota(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"You exceeded your current quota, please check your plan and billing details.": true,
+		"[API Error: You have exhausted your daily quota on this model.]":              true,
+		"Claude AI usage limit reached|1735689600":                                     true,
+		"insufficient_quota": true,
+		"Rate limit reached for gpt-5.5. Please try again in 30s.": false,
+		"API Error: 529 Overloaded":                                false,
+		"429 Too Many Requests":                                    false,
+	} {
+		if got := IsQuota(msg); got != want {
+			t.Errorf("IsQuota(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }

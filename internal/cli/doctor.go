@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"os/exec"
 	"strings"
 
@@ -144,7 +145,11 @@ func checkGit(ctx context.Context, _ *doctorEnv) []finding {
 }
 
 func checkAgents(_ context.Context, env *doctorEnv) []finding {
-	chosen := env.cfg.Agent
+	// The configured agent, or every agent of a fallback chain.
+	chosen := map[string]bool{}
+	for _, n := range strings.Split(string(env.cfg.Agent), ",") {
+		chosen[strings.TrimSpace(n)] = true
+	}
 	var out []finding
 	for _, b := range cliBackends {
 		bin := env.cfg.Agents[b.name].Binary
@@ -156,9 +161,12 @@ func checkAgents(_ context.Context, env *doctorEnv) []finding {
 			f.Status, f.Message = findingOK, path
 		} else {
 			f.Status, f.Message = findingInfo, bin+" not on PATH (install: "+b.hint+")"
-			if chosen == b.name {
+			if chosen[b.name] {
 				f.Status = findingFail
 			}
+		}
+		if b.name == amp.Name {
+			f.Message += "; " + amp.Caveat
 		}
 		out = append(out, f)
 	}
@@ -168,7 +176,7 @@ func checkAgents(_ context.Context, env *doctorEnv) []finding {
 			f.Status, f.Message = findingOK, path
 		} else {
 			f.Status, f.Message = findingWarn, argv[0]+" ([agents.command] command) not on PATH"
-			if chosen == "command" {
+			if chosen["command"] {
 				f.Status = findingFail
 			}
 		}

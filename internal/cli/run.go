@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -34,7 +37,7 @@ type RunOptions struct {
 // AddFlags registers the run flags on cmd.
 func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, amp, api, command or script (default from ralph.toml, else auto)")
+	f.StringVar(&o.agent.Name, "agent", "", "agent `NAME`: auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script, or a fallback chain such as claude,codex (default from ralph.toml, else auto)")
 	f.StringVar(&o.agent.Script, "script", "", "script `FILE` for --agent script (a scripted stand-in for a model)")
 	f.StringVar(&o.agent.Command, "command", "", "program for --agent command, split on spaces (no shell); the prompt arrives on stdin")
 	f.StringVar(&o.agent.Model, "model", "", "model for agents that choose one")
@@ -78,6 +81,10 @@ iterations. The agent writes a plan to .ralph/plan.tsx; the harness validates
 it and only then moves to the BUILD phase. When the agent asks to finish, the
 quality gates decide. A task that passes is snapshotted as task-N-post.
 
+Agents: claude, codex, opencode, gemini, qwen and copilot are tested end to
+end against their real CLIs (see the README for each one's setup). Not amp:
+` + amp.Caveat + `.
+
 The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
   stalled 7, stopped 8, rejected 9, agent-error 10, needs-clarification 11,
@@ -113,8 +120,10 @@ func newResumeCommand(g *Globals) *cobra.Command {
 		Short: "Continue the interrupted task",
 		Long: `Continue the latest task where it stopped: after Ctrl-C, a crash or a kill,
 the loop picks up at the next iteration with everything on disk and in the
-store as it was. A task that ended is not restarted; a stopped one only
-with --force.`,
+store as it was. A run killed while its task was starting, even before the
+task was recorded, is started or finished as it began. The run's agent and
+limits are used unless flags say otherwise. A task that ended is not
+restarted; a stopped one only with --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTask(cmd.Context(), g, &o, "")
@@ -127,16 +136,23 @@ with --force.`,
 
 // runTask runs (message != "") or resumes a task and maps its outcome to
 // an exit code.
+//
+// ralph run writes its request (.ralph/request.json) before anything else;
+// the task it creates records the request's token. ralph resume starts a
+// request whose token the store lacks (the run was killed before its task
+// was recorded), and otherwise continues the latest task, with the run's
+// flags unless given new ones.
 func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
-	o.apply(&cfg)
 	// A resume with no task to continue says so before it writes anything
 	// or looks for an agent.
+	var req *runRequest
 	if message == "" {
-		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok {
+		req = loadRequest(ws)
+		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
 			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask)}
 		}
 	}
@@ -145,6 +161,17 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		return &ExitError{Code: 1, Err: err}
 	}
 	defer lock.Release()
+	if message == "" {
+		req = loadRequest(ws) // again, now that no run can be writing it
+	} else {
+		if req, err = newRequest(message, o); err != nil {
+			return err
+		}
+		if err := req.save(ws); err != nil {
+			return err
+		}
+		pausepoint.At(pausepoint.RequestWritten)
+	}
 	if err := ws.Init(); err != nil {
 		return err
 	}
@@ -156,18 +183,45 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		return err
 	}
+	start := message != ""
+	var note string
 	if message == "" {
-		if _, err := st.LatestTask(ctx); errors.Is(err, store.ErrNoTask) {
-			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, err)}
+		recorded := int64(0)
+		if req != nil {
+			if v, ok, _ := st.State(ctx, store.RequestKey(req.Token)); ok {
+				recorded, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		latest, lerr := st.LatestTask(ctx)
+		switch {
+		case req != nil && recorded == 0:
+			// Killed before the task reached the store: start it now.
+			start, message = true, req.Message
+			o.inherit(req.Options)
+			note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
+		case errors.Is(lerr, store.ErrNoTask):
+			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr)}
+		case req != nil && lerr == nil && recorded == latest.ID:
+			o.inherit(req.Options)
+		default:
+			// A task no request describes: the agent the run used.
+			if o.agent == (agentFlags{}) {
+				if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
+					_ = json.Unmarshal([]byte(saved), &o.agent)
+				}
+			}
+			req = nil
+		}
+		if req != nil {
+			// The next resume continues with what this one was told.
+			req.Options = o.requestOptions()
+			if err := req.save(ws); err != nil {
+				return err
+			}
 		}
 	}
-	// A resume uses the agent the run used unless told otherwise.
-	if message == "" && o.agent == (agentFlags{}) {
-		if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
-			_ = json.Unmarshal([]byte(saved), &o.agent)
-		}
-	}
-	ag, err := buildAgent(ws, cfg, o.agent, g.Logger)
+	o.apply(&cfg)
+	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
 	if err != nil {
 		return err
 	}
@@ -178,6 +232,17 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	if err != nil {
 		return err
 	}
+	if start && req != nil {
+		opt.Request = req.Token
+	}
+	if len(fallbacks) > 0 {
+		opt.Fallbacks = fallbacks
+		names := []string{ag.Name()}
+		for _, f := range fallbacks {
+			names = append(names, f.Name())
+		}
+		opt.AgentName = strings.Join(names, ",")
+	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
 	opt.Reporter = rep
@@ -186,9 +251,12 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		defer g.logs.setNotice(rep.Notice)()
 	}
 	eng := engine.New(ws, st, opt)
+	if note != "" {
+		rep.Report(engine.Progress{Stage: engine.StageNote, At: time.Now(), Message: note})
+	}
 
 	var out engine.Outcome
-	if message != "" {
+	if start {
 		out, err = eng.Run(ctx, message)
 	} else {
 		out, err = eng.Resume(ctx, o.force)

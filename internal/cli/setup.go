@@ -19,8 +19,10 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/claude"
 	"github.com/ralph-harness/ralph/internal/agent/codex"
 	"github.com/ralph-harness/ralph/internal/agent/command"
+	"github.com/ralph-harness/ralph/internal/agent/copilot"
 	"github.com/ralph-harness/ralph/internal/agent/gemini"
 	"github.com/ralph-harness/ralph/internal/agent/opencode"
+	"github.com/ralph-harness/ralph/internal/agent/qwen"
 	"github.com/ralph-harness/ralph/internal/agent/script"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -90,11 +92,55 @@ type agentFlags struct {
 	Model   string `json:"model,omitempty"`
 }
 
+// buildAgents constructs the backends the flags and configuration name:
+// the one to run first, and the fallback chain after it when the name is a
+// comma-separated list ("claude,codex" from --agent, or a list in
+// ralph.toml). Every backend of the chain must be available now.
+func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
+	name := f.Name
+	if name == "" {
+		name = string(cfg.Agent)
+	}
+	if !strings.Contains(name, ",") {
+		ag, err := buildAgent(ws, cfg, f, logger)
+		return ag, nil, err
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, n := range strings.Split(name, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case n == "":
+			continue
+		case n == "auto":
+			return nil, nil, usageError(fmt.Errorf("agent %q: auto cannot be part of a fallback chain; name the agents", name))
+		case seen[n]:
+			return nil, nil, usageError(fmt.Errorf("agent %q: %s is named twice", name, n))
+		}
+		seen[n] = true
+		names = append(names, n)
+	}
+	var chain []agent.Agent
+	for _, n := range names {
+		g := f
+		g.Name = n
+		ag, err := buildAgent(ws, cfg, g, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain = append(chain, ag)
+	}
+	if len(chain) == 0 {
+		return nil, nil, usageError(fmt.Errorf("agent %q names no agent", name))
+	}
+	return chain[0], chain[1:], nil
+}
+
 // buildAgent constructs the backend the flags and configuration name.
 func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, error) {
 	name := f.Name
 	if name == "" {
-		name = cfg.Agent
+		name = string(cfg.Agent)
 	}
 	if f.Script != "" && (name == "" || name == "auto") {
 		name = "script"
@@ -159,7 +205,7 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 		}
 		return b.build(ac, logger), nil
 	}
-	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, amp, api, command or script)", name))
+	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script)", name))
 }
 
 // cliBackend is an agent CLI ralph can drive.
@@ -175,6 +221,8 @@ var cliBackends = []cliBackend{
 	{codex.Name, codex.DefaultBinary, codex.InstallHint, codex.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return codex.New(c, l) }},
 	{opencode.Name, opencode.DefaultBinary, opencode.InstallHint, opencode.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return opencode.New(c, l) }},
 	{gemini.Name, gemini.DefaultBinary, gemini.InstallHint, gemini.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return gemini.New(c, l) }},
+	{qwen.Name, qwen.DefaultBinary, qwen.InstallHint, qwen.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return qwen.New(c, l) }},
+	{copilot.Name, copilot.DefaultBinary, copilot.InstallHint, copilot.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return copilot.New(c, l) }},
 	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
 }
 

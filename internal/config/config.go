@@ -20,9 +20,11 @@ const FileName = "ralph.toml"
 
 // Config is ralph.toml.
 type Config struct {
-	// Agent is the backend: auto, claude, codex, opencode, gemini, amp,
-	// api, command or script.
-	Agent string `toml:"agent"`
+	// Agent is the backend: auto, claude, codex, opencode, gemini, qwen,
+	// copilot, amp, api, command or script — or a fallback chain of them,
+	// written in ralph.toml as a list (agent = ["claude", "codex"]) and
+	// held here joined by commas ("claude,codex").
+	Agent AgentChoice `toml:"agent"`
 	// Model is passed to backends that choose a model.
 	Model string `toml:"model"`
 	// Promise is the text the agent's final message ends with to ask for
@@ -299,12 +301,46 @@ func (c Config) validate() error {
 	return c.Specs.validate()
 }
 
+// AgentChoice is the agent setting: one backend's name, or several
+// joined by commas, the first run first and each next one when the one
+// before runs out.
+type AgentChoice string
+
+// UnmarshalTOML accepts a name ("claude") or a list of names
+// (["claude", "codex"]).
+func (a *AgentChoice) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*a = AgentChoice(v)
+		return nil
+	case []any:
+		var names []string
+		for _, n := range v {
+			s, ok := n.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				return fmt.Errorf("agent: want a list of agent names, got %v", n)
+			}
+			names = append(names, strings.TrimSpace(s))
+		}
+		if len(names) == 0 {
+			return errors.New("agent: the list of agents is empty")
+		}
+		*a = AgentChoice(strings.Join(names, ","))
+		return nil
+	}
+	return fmt.Errorf("agent: want a name or a list of names, got %v", v)
+}
+
 // Template is the commented ralph.toml that `ralph init` writes.
 const Template = `# ralph.toml — ralph's configuration. Every setting is optional.
 
 # Which agent runs the iterations: auto, claude, codex, opencode, gemini,
-# amp, api, command or script. auto picks the first installed CLI (claude,
-# codex, opencode, gemini, amp), else api when an API key is set.
+# qwen, copilot, amp, api, command or script. auto picks the first installed
+# CLI (claude, codex, opencode, gemini, qwen, copilot, amp), else api when an
+# API key is set. amp needs Amp's own service and is untested offline.
+# A list is a fallback chain: when one runs out (a usage limit that lifts
+# later than [limits] max_wait, or a used-up quota), the next iteration runs
+# on the next: agent = ["claude", "codex", "gemini"].
 agent = "auto"
 # model = "claude-sonnet-4-5"
 

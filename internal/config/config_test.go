@@ -36,6 +36,8 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key", "agnet = \"claude\"\n", `unknown setting "agnet"`},
 		{"bad duration", "[limits]\nidle_timeout = \"ten\"\n", "invalid duration"},
 		{"gate without run", "[[gates]]\nname = \"t\"\n", `gate "t" has no run`},
+		{"empty agent list", "agent = []\n", "the list of agents is empty"},
+		{"agent list of numbers", "agent = [1]\n", "want a list of agent names"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +65,21 @@ func TestSpecsSettings(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nmax_attempts = 0\n"), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "max_attempts") {
 		t.Errorf("max_attempts = 0: err = %v", err)
+	}
+}
+
+// agent is a name or a fallback chain written as a list.
+func TestAgentChain(t *testing.T) {
+	for body, want := range map[string]AgentChoice{
+		`agent = "codex"`:                       "codex",
+		`agent = ["claude", "codex", "gemini"]`: "claude,codex,gemini",
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, FileName), []byte(body+"\n"), 0o644)
+		cfg, err := Load(dir)
+		if err != nil || cfg.Agent != want {
+			t.Errorf("%s: agent = %q (%v), want %q", body, cfg.Agent, err, want)
+		}
 	}
 }
 

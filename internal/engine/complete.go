@@ -3,9 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -23,6 +25,7 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
 	e.reportEscapes(r)
+	pausepoint.At(pausepoint.Gates)
 	if ctx.Err() != nil {
 		return outInterrupt, Interrupted, "interrupted while the gates ran; run `ralph resume` to continue", nil
 	}
@@ -42,6 +45,8 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		if e.stepPassed(ctx, r) { // an orchestration plan goes on to its next step
 			return outStepDone, "", "", nil
 		}
+		// From here on a resume finishes the task without the agent.
+		_ = e.st.SetState(ctx, gatesPassedKey(r.taskID), strconv.Itoa(r.iteration))
 		_ = e.ws.SetStatus(workspace.StatusComplete)
 		if w := gate.Warnings(results); len(w) > 0 {
 			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))
@@ -72,11 +77,20 @@ func (e *Engine) snapshotPost(ctx context.Context, r *run) {
 	if e.opt.Snapshots == nil {
 		return
 	}
-	snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPost(r.number), fmt.Sprintf("after task %d", r.number))
-	if err != nil {
-		e.harnessEvent(r, "snapshot-error", "could not save "+snapshot.TaskPost(r.number)+": "+err.Error(), "")
+	name := snapshot.TaskPost(r.number)
+	if ok, _ := e.opt.Snapshots.Exists(ctx, name); ok {
+		// A run killed after saving it; the tree has not changed since.
+		if err := e.recordSnapshot(ctx, name, r.number); err != nil {
+			e.harnessEvent(r, "snapshot-error", "could not record "+name+": "+err.Error(), "")
+		}
 		return
 	}
+	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("after task %d", r.number))
+	if err != nil {
+		e.harnessEvent(r, "snapshot-error", "could not save "+name+": "+err.Error(), "")
+		return
+	}
+	pausepoint.At(pausepoint.PostSnapshot)
 	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: r.number, Kind: string(snap.Kind), Message: snap.Message})
 	e.harnessEvent(r, "snapshot", "saved "+snap.Name+" ("+snap.ShortCommit()+")", "")
 }

@@ -56,6 +56,10 @@ type Limits struct {
 // Options configure an Engine.
 type Options struct {
 	Agent agent.Agent
+	// Fallbacks are the backends to switch to, in order, when the one in
+	// use runs out: a usage limit that lifts later than Limits.MaxWait, or
+	// a quota error that says no time. An ordinary failure never switches.
+	Fallbacks []agent.Agent
 	// AgentName is recorded with the task (defaults to Agent.Name()).
 	AgentName string
 	Gates     []gate.Gate
@@ -79,6 +83,11 @@ type Options struct {
 	// Reporter shows progress; nil means silence.
 	Reporter Reporter
 	Logger   *slog.Logger
+	// Request is the token of the ralph run request a new task answers
+	// (.ralph/request.json). It is recorded with the task, in the same
+	// transaction, so a resume can tell whether the request reached the
+	// store. Empty means none.
+	Request string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }

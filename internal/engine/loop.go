@@ -10,6 +10,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/mutation"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/stall"
@@ -28,6 +29,7 @@ const (
 	outIdle      = "idle"
 	outAgentErr  = "agent-error"
 	outInterrupt = "interrupted"
+	outExhausted = "agent-exhausted"
 )
 
 // loop runs iterations until the task ends.
@@ -128,6 +130,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
 		return iterResult{}, err
 	}
+	pausepoint.At(pausepoint.IterationFile)
 	e.report(r, Progress{Stage: StageIteration, Message: fmt.Sprintf("iteration %d", r.iteration)})
 	e.planCheck(ctx, r)
 	// A plan that just opened BUILD may start with a Human or a Stop.
@@ -180,12 +183,26 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		if !deadline.IsZero() {
 			ictx, cancel = context.WithDeadline(ctx, deadline)
 		}
-		res, err = e.opt.Agent.Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
+		res, err = e.agentOf(r).Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
 		timedOut := ictx.Err() != nil && ctx.Err() == nil
 		cancel()
 		e.reportEscapes(r)
 
 		var rl *agent.RateLimitError
+		if errors.As(err, &rl) && e.exhausted(rl) && r.fallback < len(e.opt.Fallbacks) {
+			// The backend ran out: the next iteration runs on the next.
+			from := e.agentOf(r).Name()
+			r.fallback++
+			r.rateWaits = 0
+			e.endIteration(ctx, r, phase, outExhausted, res, calls)
+			when := "with no time given"
+			if !rl.ResetAt.IsZero() {
+				when = "until " + rl.ResetAt.Format(time.RFC3339)
+			}
+			e.harnessEvent(r, "fallback", fmt.Sprintf("%s ran out (%s, %s); iteration %d runs on %s",
+				from, rl.Message, when, r.iteration+1, e.agentOf(r).Name()), "")
+			return iterResult{}, nil
+		}
 		if errors.As(err, &rl) {
 			if end, detail := e.waitRateLimit(ctx, r, rl); end != "" {
 				e.endIteration(ctx, r, phase, outInterrupt, res, calls)
@@ -283,6 +300,24 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	r.cost += res.Usage.CostUSD
 }
 
+// agentOf returns the backend r runs on now.
+func (e *Engine) agentOf(r *run) agent.Agent {
+	if r.fallback > 0 && r.fallback <= len(e.opt.Fallbacks) {
+		return e.opt.Fallbacks[r.fallback-1]
+	}
+	return e.opt.Agent
+}
+
+// exhausted reports whether rl means the backend ran out rather than
+// being briefly limited: its limit lifts later than Limits.MaxWait, or it
+// gives no time and says a quota or usage limit ran out.
+func (e *Engine) exhausted(rl *agent.RateLimitError) bool {
+	if rl.ResetAt.IsZero() {
+		return agent.IsQuota(rl.Message)
+	}
+	return rl.ResetAt.Sub(e.now()) > e.opt.Limits.MaxWait
+}
+
 // waitRateLimit waits until the limit lifts, showing a countdown. A stop
 // request, the run's time limit or Ctrl-C ends the wait, and the run, with
 // the reason it returns.
@@ -339,6 +374,9 @@ func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 		e.log.Error("record event", "err", err)
 	}
 	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})
+	if ev.Kind == agent.KindToolCall {
+		pausepoint.At(pausepoint.AgentEvent)
+	}
 }
 
 // harnessEvent records something the harness did or decided.

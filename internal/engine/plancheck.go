@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/mutation"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -71,6 +72,7 @@ func (e *Engine) planCheck(ctx context.Context, r *run) {
 	}
 	b.WriteString("\n## When you are done\n\nWrite .ralph/summary.md (first line: a one-line summary), then write `complete` to .ralph/status.txt. The harness runs the quality gates and tells you here if anything fails.\n")
 	_ = e.ws.Write(workspace.Feedback, b.String())
+	pausepoint.At(pausepoint.PlanValidation)
 	_ = e.ws.SetPhase(workspace.PhaseBuild)
 	_ = e.ws.SetStatus(workspace.StatusRunning)
 	e.harnessEvent(r, "plan-validated", fmt.Sprintf("plan validated (%d warnings); phase is now BUILD", len(res.Warnings)), "")

@@ -4,15 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -61,6 +65,35 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("%w: task %d ended (%s: %s)%s", ErrNothingToResume, t.Number, t.Reason, t.Detail, hint)
 		}
 	}
+	if raw, ok, err := e.st.State(ctx, startKey(t.ID)); err != nil {
+		return Outcome{}, err
+	} else if ok {
+		// Killed while the task started: finish the start, then loop.
+		var rec startRecord
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return Outcome{}, fmt.Errorf("task %d: read its start record: %w", t.Number, err)
+		}
+		if err := e.st.SetTaskAgent(ctx, t.ID, e.opt.AgentName); err != nil {
+			return Outcome{}, err
+		}
+		r := &run{taskID: t.ID, number: t.Number}
+		e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d from its start: %s", t.Number, firstLine(t.Message))})
+		parsed, err := e.finishStart(ctx, r, t.Message, rec)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return e.clarifyThenLoop(ctx, r, parsed)
+	}
+	if raw, ok, _ := e.st.State(ctx, gatesPassedKey(t.ID)); ok && t.Status != store.TaskDone {
+		// Killed after the gates passed: finish the task, no agent needed.
+		n, _ := strconv.Atoi(raw)
+		r := &run{taskID: t.ID, number: t.Number, iteration: n, cost: t.CostUSD}
+		e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("resuming task %d: the gates passed in iteration %d, finishing it", t.Number, n)})
+		_ = e.ws.SetStatus(workspace.StatusComplete)
+		e.snapshotPost(ctx, r)
+		e.endIteration(ctx, r, e.ws.Phase(), outCompleted, agent.Result{}, nil)
+		return e.finish(ctx, r, Completed, fmt.Sprintf("the quality gates passed in iteration %d; ralph resume finished the task", n)), nil
+	}
 	if err := e.st.CloseOpenIterations(ctx, t.ID); err != nil {
 		return Outcome{}, err
 	}
@@ -77,13 +110,14 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 	if err := e.st.SetTaskAgent(ctx, t.ID, e.opt.AgentName); err != nil {
 		return Outcome{}, err
 	}
+	// The store, not iteration.txt, says which iterations ran: the file
+	// moves first, and a kill before the store has the iteration must
+	// not leave a gap in the numbers.
 	last := 0
 	if len(its) > 0 {
 		last = its[len(its)-1].Number
 	}
-	if n := e.ws.Int(workspace.Iteration); n > last {
-		last = n
-	}
+	_ = e.ws.SetInt(workspace.Iteration, last)
 	route, _, _ := e.st.State(ctx, taskTypeKey(t.ID))
 	if e.ws.Status() != workspace.StatusWaiting {
 		_ = e.ws.SetStatus(workspace.StatusRunning)
@@ -145,6 +179,9 @@ type run struct {
 	agentErrors int
 	// rateWaits counts rate-limit waits in a row, for the backoff.
 	rateWaits int
+	// fallback is how many backends of Options.Fallbacks this run has
+	// moved on to (0: Options.Agent).
+	fallback int
 	// orch is the orchestration plan BUILD walks, nil for other plans;
 	// step is the Step of it the loop works on (orchestrate.go).
 	orch *plan.Node
@@ -159,46 +196,132 @@ type run struct {
 	escapes escapes
 }
 
-// startTask runs the task lifecycle's opening (SPEC §3): the pre-task
-// snapshot, stale-state cleanup, the counter and history, task.md. It
+// startKey holds a task's startRecord while its start is unfinished: the
+// task is in the store but its snapshot, counter or task.md may not be.
+func startKey(taskID int64) string { return fmt.Sprintf("task:%d:start", taskID) }
+
+// gatesPassedKey records the iteration whose gates passed and completed
+// the task, before the post-task snapshot: a resume finishes the task
+// from there rather than run the agent again.
+func gatesPassedKey(taskID int64) string { return fmt.Sprintf("task:%d:gates_passed", taskID) }
+
+// startRecord is what a task's start read before it changed anything, kept
+// so that a resume after a kill can finish the start as it began.
+type startRecord struct {
+	// Prev is task-counter.txt before the task.
+	Prev int `json:"prev"`
+	// Summary is the previous task's summary.md.
+	Summary string `json:"summary"`
+}
+
+// startTask runs the task lifecycle's opening (SPEC §3). The task goes to
+// the store first, with what the start read; every later step — the
+// pre-task snapshot, stale-state cleanup, the history, the counter and
+// task.md — can be done again by a resume after a kill (finishStart). It
 // returns the task as parsed, for a clarification before the loop.
 func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task, error) {
 	if err := e.ws.Init(); err != nil {
 		return nil, task.Task{}, err
 	}
-	if origin, _ := e.ws.Read(workspace.Origin); origin == "" {
-		if err := e.ws.Write(workspace.Origin, message+"\n"); err != nil {
-			return nil, task.Task{}, fmt.Errorf("write origin.md: %w", err)
+	prev := e.ws.Int(workspace.TaskCounter)
+	n, err := e.nextNumber(ctx, prev)
+	if err != nil {
+		return nil, task.Task{}, err
+	}
+	// A task killed while it started, and not resumed, ends here: this
+	// task replaces it.
+	if last, err := e.st.LatestTask(ctx); err == nil && last.Status == store.TaskRunning {
+		if _, pending, _ := e.st.State(ctx, startKey(last.ID)); pending {
+			_ = e.st.EndTask(ctx, last.ID, store.TaskInterrupted, string(Interrupted), fmt.Sprintf("killed while it started; task %d was run instead", n))
 		}
 	}
-	prev := e.ws.Int(workspace.TaskCounter)
-	n := prev + 1
+	summary, _ := e.ws.Read(workspace.Summary)
+	rec, err := json.Marshal(startRecord{Prev: prev, Summary: summary})
+	if err != nil {
+		return nil, task.Task{}, err
+	}
+	id, err := e.st.BeginTask(ctx, n, message, string(task.Pending), e.opt.AgentName, func(id int64) map[string]string {
+		m := map[string]string{startKey(id): string(rec)}
+		if e.opt.Request != "" {
+			m[store.RequestKey(e.opt.Request)] = strconv.FormatInt(id, 10)
+		}
+		return m
+	})
+	if err != nil {
+		return nil, task.Task{}, err
+	}
+	pausepoint.At(pausepoint.TaskRecorded)
+	r := &run{taskID: id, number: n}
+	t, err := e.finishStart(ctx, r, message, startRecord{Prev: prev, Summary: summary})
+	if err != nil {
+		return nil, task.Task{}, err
+	}
+	return r, t, nil
+}
 
+// nextNumber is the new task's number: one past task-counter.txt, past
+// every task on record, and past any task-N-pre already taken (a rollback
+// puts the counter back, so task-N-pre is always this task's own start).
+func (e *Engine) nextNumber(ctx context.Context, prev int) (int, error) {
+	n := prev + 1
+	highest, err := e.st.MaxTaskNumber(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n = max(n, highest+1)
+	if e.opt.Snapshots == nil {
+		return n, nil
+	}
+	for {
+		taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
+		if err != nil {
+			return 0, fmt.Errorf("snapshot before task %d: %w", n, err)
+		}
+		if !taken {
+			return n, nil
+		}
+		n++
+	}
+}
+
+// finishStart does the steps of a task's start after its row is in the
+// store. Each is safe to do again after a kill: the snapshot is taken
+// once, the history line appended once, and the rest is rewritten whole.
+// Deleting the start record is the last step: until then a resume calls
+// finishStart again.
+func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec startRecord) (task.Task, error) {
+	n, prev := r.number, rec.Prev
+	if err := e.syncOrigin(ctx, r.taskID, message); err != nil {
+		return task.Task{}, err
+	}
 	previous := "none"
 	startNote := ""
 	if e.opt.Snapshots != nil {
-		empty, err := treeIsEmpty(e.ws.Root)
+		name := snapshot.TaskPre(n)
+		saved, err := e.opt.Snapshots.Exists(ctx, name)
 		if err != nil {
-			return nil, task.Task{}, err
+			return task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
 		}
-		// A rollback restores task-counter.txt, so the next number may
-		// already have snapshots from an earlier attempt: take the next
-		// free one, so that task-N-pre is always this task's own start.
-		for {
-			taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
-			if err != nil {
-				return nil, task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
+		switch {
+		case saved:
+			// An earlier attempt at this start saved it (the number was
+			// free when the task was recorded); make sure it is on record.
+			if err := e.recordSnapshot(ctx, name, n); err != nil {
+				return task.Task{}, err
 			}
-			if !taken {
+		default:
+			empty, err := treeIsEmpty(e.ws.Root)
+			if err != nil {
+				return task.Task{}, err
+			}
+			if prev == 0 && empty {
 				break
 			}
-			n++
-		}
-		if prev > 0 || !empty {
-			snap, err := e.opt.Snapshots.Save(ctx, snapshot.TaskPre(n), fmt.Sprintf("before task %d: %s", n, firstLine(message)))
+			snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
 			if err != nil {
-				return nil, task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
+				return task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
 			}
+			pausepoint.At(pausepoint.TaskPreSnapshot)
 			_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
 			startNote = fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
 			if dirty := uncommittedChanges(ctx, e.ws.Root); dirty > 0 {
@@ -209,21 +332,25 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 			if ok, _ := e.opt.Snapshots.Exists(ctx, snapshot.TaskPost(prev)); ok {
 				previous = snapshot.TaskPost(prev)
 			} else {
-				previous = snapshot.TaskPre(n)
+				previous = name
 			}
 		}
 	}
 
-	// Clean stale state. The previous summary goes to the history first,
-	// and is kept for the task parser before summary.md is cleared.
-	summary, _ := e.ws.Read(workspace.Summary)
+	// Clean stale state. The previous summary goes to the history first
+	// (once: an earlier attempt may have appended it already), and is
+	// kept for the task parser before summary.md is cleared.
+	summary := rec.Summary
 	if prev > 0 {
 		line := firstLine(summary)
 		if line == "" {
 			line = "(no summary)"
 		}
-		if err := e.ws.Append(workspace.TaskHistory, fmt.Sprintf("- Task %d: %s\n", prev, line)); err != nil {
-			return nil, task.Task{}, err
+		entry := fmt.Sprintf("- Task %d: %s\n", prev, line)
+		if history, _ := e.ws.Read(workspace.TaskHistory); !strings.HasSuffix(history, entry) {
+			if err := e.ws.Append(workspace.TaskHistory, entry); err != nil {
+				return task.Task{}, err
+			}
 		}
 	}
 	for name, content := range map[string]string{
@@ -234,11 +361,12 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 		workspace.Phase:     workspace.PhasePlan,
 	} {
 		if err := e.ws.Write(name, content); err != nil {
-			return nil, task.Task{}, fmt.Errorf("reset .ralph/%s: %w", name, err)
+			return task.Task{}, fmt.Errorf("reset .ralph/%s: %w", name, err)
 		}
 	}
+	pausepoint.At(pausepoint.TaskCounter)
 	if err := e.ws.SetInt(workspace.TaskCounter, n); err != nil {
-		return nil, task.Task{}, err
+		return task.Task{}, err
 	}
 
 	planText := e.ws.PlanContent()
@@ -253,11 +381,12 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	}
 	t, opt, err := parser.Parse(ctx, in)
 	if err != nil {
-		return nil, task.Task{}, fmt.Errorf("parse task: %w", err)
+		return task.Task{}, fmt.Errorf("parse task: %w", err)
 	}
 	if err := e.ws.Write(workspace.Task, string(task.Format(t))); err != nil {
-		return nil, task.Task{}, fmt.Errorf("write task.md: %w", err)
+		return task.Task{}, fmt.Errorf("write task.md: %w", err)
 	}
+	pausepoint.At(pausepoint.TaskWritten)
 	route := t.Route()
 	if route == task.NeedsClarification && opt.Method != task.OptionA {
 		// Only a model's reading may stop a task for clarification; the
@@ -270,28 +399,71 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 			route = task.Mutation
 		}
 	}
-
-	id, err := e.st.CreateTask(ctx, n, message, string(route), e.opt.AgentName)
-	if err != nil {
-		return nil, task.Task{}, err
+	if route == task.Bugfix {
+		// A bug fix skips the plan update and builds against the plan as it is.
+		if err := e.ws.SetPhase(workspace.PhaseBuild); err != nil {
+			return task.Task{}, err
+		}
 	}
-	_ = e.st.DeleteState(ctx, store.KeyStopRequest)
-	_ = e.st.SetState(ctx, taskTypeKey(id), string(route))
-	_ = e.st.SetState(ctx, planAtStartKey(id), hashString(planText))
-	r := &run{taskID: id, number: n, route: route}
+	r.route = route
+	for _, err := range []error{
+		e.st.SetTaskType(ctx, r.taskID, string(route)),
+		e.st.SetState(ctx, taskTypeKey(r.taskID), string(route)),
+		e.st.SetState(ctx, planAtStartKey(r.taskID), hashString(planText)),
+		e.st.DeleteState(ctx, store.KeyStopRequest),
+		// The start is complete.
+		e.st.DeleteState(ctx, startKey(r.taskID)),
+	} {
+		if err != nil {
+			return task.Task{}, fmt.Errorf("record the start of task %d: %w", n, err)
+		}
+	}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", n, route, opt, firstLine(message))})
 	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", n, route, opt), "")
 	if startNote != "" {
 		e.harnessEvent(r, "snapshot", startNote, "")
 	}
+	return t, nil
+}
 
-	if route == task.Bugfix {
-		// A bug fix skips the plan update and builds against the plan as it is.
-		if err := e.ws.SetPhase(workspace.PhaseBuild); err != nil {
-			return nil, task.Task{}, err
+// syncOrigin keeps origin.md the first task's message (SPEC §2): the
+// message of the first task whose start got past the store. A task whose
+// start was killed and never resumed does not count, so a dead run's
+// message never stays there.
+func (e *Engine) syncOrigin(ctx context.Context, taskID int64, message string) error {
+	tasks, err := e.st.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if t.ID >= taskID {
+			break
+		}
+		if _, abandoned, _ := e.st.State(ctx, startKey(t.ID)); !abandoned {
+			return nil // an earlier task started: origin.md is its message
 		}
 	}
-	return r, t, nil
+	want := message + "\n"
+	if have, _ := e.ws.Read(workspace.Origin); have == want {
+		return nil
+	}
+	if err := e.ws.Write(workspace.Origin, want); err != nil {
+		return fmt.Errorf("write origin.md: %w", err)
+	}
+	return nil
+}
+
+// recordSnapshot puts the snapshot called name, which git has, on record
+// in the store when a kill came between the two.
+func (e *Engine) recordSnapshot(ctx context.Context, name string, n int) error {
+	if ok, err := e.st.HasSnapshot(ctx, name); err != nil || ok {
+		return err
+	}
+	snap, err := e.opt.Snapshots.Resolve(ctx, name)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", name, err)
+	}
+	return e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
 }
 
 // clarifyKey names the request a needs-clarification task makes.

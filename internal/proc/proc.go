@@ -53,6 +53,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -194,6 +195,21 @@ var nestedAgentVars = []string{
 	"GEMINI_CLI",
 	"OPENCODE",
 	"AMP_THREAD_ID",
+	// What Qwen Code 0.24 and Copilot CLI 1.0 were seen to set for the
+	// commands their shell tools run.
+	"QWEN_CODE",
+	"QWEN_CODE_SESSION_ID",
+	"QWEN_CODE_AGENT_ID",
+	"QWEN_CODE_PROMPT_ID",
+	"QWEN_CODE_PROJECT_DIR",
+	"QWEN_CODE_NO_RELAUNCH",
+	"QWEN_CODE_LAUNCHER_PID",
+	"QWEN_CODE_CLI",
+	"QWEN_CODE_STARTUP_VERSION",
+	"COPILOT_CLI",
+	"COPILOT_AGENT_SESSION_ID",
+	"COPILOT_CLI_RESOLVED_DIST_DIR",
+	"COPILOT_CLI_BINARY_VERSION",
 	// A ralph run by an agent marks its own groups.
 	tokenEnv,
 	supervisorEnv,
@@ -238,7 +254,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
 	}
 	token := newToken()
-	env := append(environ(s.Unset, s.Env), tokenEnv+"="+token)
+	extra := s.Env
+	if s.Dir != "" {
+		// PWD must name the directory the child runs in: programs that
+		// trust it (Node and Bun CLIs such as opencode) would otherwise
+		// take ralph's own directory for their workspace. Spec.Env can
+		// still set it.
+		if abs, err := filepath.Abs(s.Dir); err == nil {
+			extra = append([]string{"PWD=" + abs}, s.Env...)
+		}
+	}
+	env := append(environ(s.Unset, extra), tokenEnv+"="+token)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)

@@ -97,11 +97,16 @@ func TestRunLeaderExitReapsGroup(t *testing.T) {
 }
 
 func TestEnvironScrubsNestedAgentVars(t *testing.T) {
-	t.Setenv("CLAUDECODE", "1")
+	nested := []string{"CLAUDECODE", "QWEN_CODE", "QWEN_CODE_SESSION_ID", "COPILOT_CLI", "COPILOT_AGENT_SESSION_ID"}
+	for _, v := range nested {
+		t.Setenv(v, "1")
+	}
 	t.Setenv("RALPH_KEEP_ME", "yes")
 	env := strings.Join(Environ("EXTRA=1"), "\n")
-	if strings.Contains(env, "CLAUDECODE=") {
-		t.Error("CLAUDECODE leaked into the child environment")
+	for _, v := range nested {
+		if strings.Contains(env, v+"=") {
+			t.Errorf("%s leaked into the child environment", v)
+		}
 	}
 	if !strings.Contains(env, "RALPH_KEEP_ME=yes") || !strings.Contains(env, "EXTRA=1") {
 		t.Error("ordinary variables were lost")
@@ -151,4 +156,20 @@ func assertGone(t *testing.T, pidFile string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("child process %d is still running", pid)
+}
+
+// The child's PWD names its working directory, not ralph's: Node and Bun
+// programs take their workspace from it.
+func TestRunSetsPWDToDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PWD", "/somewhere/else")
+	var pwd string
+	_, err := Run(context.Background(), Spec{Argv: []string{"env"}, Dir: dir, OnLine: func(l string) {
+		if v, ok := strings.CutPrefix(l, "PWD="); ok {
+			pwd = v
+		}
+	}})
+	if err != nil || pwd != dir {
+		t.Errorf("child PWD = %q (%v), want %q", pwd, err, dir)
+	}
 }

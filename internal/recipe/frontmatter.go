@@ -55,8 +55,14 @@ func (fm *frontMatter) lookup(key string) (field, bool) {
 // line; the caller adds the file name.
 func splitFrontMatter(text string) (*frontMatter, string, error) {
 	text = strings.TrimPrefix(text, "\ufeff")
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	// A line ends at \n; any \r before it belongs to the line ending
+	// (CRLF, or the CR CR LF of a CRLF file converted twice). Stripping
+	// them all, not one, keeps the body free of a CRLF that a second
+	// parse would collapse: parsing what Parse returns changes nothing.
 	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
 	if strings.TrimRight(lines[0], " \t") != "---" {
 		return nil, "", &ParseError{Line: 1, Msg: "missing front matter: the first line must be ---"}
 	}

@@ -39,6 +39,11 @@ func TestParse(t *testing.T) {
 			want: Recipe{Name: "Hero", Variants: []string{}, Body: "body\n"},
 		},
 		{
+			name: "CR CR LF ends a line too, so the body has no CRLF left",
+			in:   "---\nname: Hero\n---\n\r\r\nbody\r\r\nend\r",
+			want: Recipe{Name: "Hero", Body: "body\nend"},
+		},
+		{
 			name: "value with a hash is not a comment",
 			in:   "---\nname: C# guide\n---\n",
 			want: Recipe{Name: "C# guide"},

@@ -479,7 +479,7 @@ func privateFile(path string) bool {
 	if !ok {
 		return false
 	}
-	return rest == TokenFile || strings.HasPrefix(rest, workspace.Database) || rest == workspace.LockFile ||
+	return rest == TokenFile || rest == workspace.Request || strings.HasPrefix(rest, workspace.Database) || rest == workspace.LockFile ||
 		rest == workspace.Logs || strings.HasPrefix(rest, workspace.Logs+"/")
 }
 

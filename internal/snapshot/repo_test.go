@@ -242,11 +242,12 @@ func populate(t *testing.T, dir string) {
 	write(t, dir, ".ralph/ralph.db", "db v1")
 	write(t, dir, ".ralph/ralph.db-wal", "wal v1")
 	write(t, dir, ".ralph/ralph.lock", "123")
+	write(t, dir, ".ralph/request.json", `{"message": "v1"}`)
 	write(t, dir, ".ralph/logs/run-1.log", "log v1")
 }
 
 // private lists what snapshots leave out in populate's project.
-var private = []string{"build/", "scratch.tmp", ".ralph/ralph.", ".ralph/logs/"}
+var private = []string{"build/", "scratch.tmp", ".ralph/ralph.", ".ralph/logs/", ".ralph/request.json"}
 
 func snapshotFiles(t *testing.T, dir string, s Snapshot) []string {
 	t.Helper()

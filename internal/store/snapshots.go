@@ -24,3 +24,12 @@ func (s *Store) AddSnapshot(ctx context.Context, snap Snapshot) error {
 	}
 	return nil
 }
+
+// HasSnapshot reports whether a snapshot called name is on record.
+func (s *Store) HasSnapshot(ctx context.Context, name string) (bool, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM snapshots WHERE name = ?`, name).Scan(&n); err != nil {
+		return false, fmt.Errorf("look up snapshot %s: %w", name, err)
+	}
+	return n > 0, nil
+}

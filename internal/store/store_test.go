@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -167,5 +168,53 @@ func TestProcGroups(t *testing.T) {
 	if len(gs) != 1 || gs[0].ID != a || gs[0].PGID != 10 || gs[0].LeaderStart != 1<<40 || gs[0].Token != "t" ||
 		gs[0].RalphPID != 5 || gs[0].RalphStart != 99 || gs[0].Iteration != 2 || gs[0].Argv0 != "claude" || gs[0].StartedAt.IsZero() {
 		t.Errorf("running groups = %+v", gs)
+	}
+}
+
+// BeginTask writes the task and its state keys together: when a state key
+// cannot be written, no task is left behind either.
+func TestBeginTaskIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.MaxTaskNumber(ctx); err != nil || n != 0 {
+		t.Fatalf("MaxTaskNumber of an empty store = %d, %v", n, err)
+	}
+	id, err := s.BeginTask(ctx, 3, "build it", "pending", "script", func(id int64) map[string]string {
+		return map[string]string{RequestKey("tok"): fmt.Sprint(id), "task:start": "{}"}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := s.State(ctx, RequestKey("tok")); !ok || v != fmt.Sprint(id) {
+		t.Errorf("request key = %q, %v; want %d", v, ok, id)
+	}
+	if n, _ := s.MaxTaskNumber(ctx); n != 3 {
+		t.Errorf("MaxTaskNumber = %d, want 3", n)
+	}
+	// A state key the database refuses rolls the task back.
+	if _, err := s.db.ExecContext(ctx, `CREATE TRIGGER no_bad BEFORE INSERT ON state WHEN NEW.key = 'bad' BEGIN SELECT RAISE(ABORT, 'refused'); END`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginTask(ctx, 4, "second", "pending", "script", func(int64) map[string]string {
+		return map[string]string{"bad": "x"}
+	}); err == nil {
+		t.Fatal("BeginTask succeeded although its state key was refused")
+	}
+	tasks, _ := s.Tasks(ctx)
+	if len(tasks) != 1 {
+		t.Errorf("%d tasks after a failed BeginTask, want 1", len(tasks))
+	}
+	if ok, err := s.HasSnapshot(ctx, "task-3-pre"); err != nil || ok {
+		t.Errorf("HasSnapshot before AddSnapshot = %v, %v", ok, err)
+	}
+	if err := s.AddSnapshot(ctx, Snapshot{Name: "task-3-pre", Commit: "abc", Task: 3, Kind: "task-pre"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.HasSnapshot(ctx, "task-3-pre"); err != nil || !ok {
+		t.Errorf("HasSnapshot after AddSnapshot = %v, %v", ok, err)
 	}
 }

@@ -46,6 +46,53 @@ func (s *Store) CreateTask(ctx context.Context, number int, message, typ, agentN
 	return res.LastInsertId()
 }
 
+// BeginTask records a new task and, in the same transaction, the state
+// keys state returns for its id, so that the task and what a resume needs
+// to continue its start reach the store together or not at all.
+func (s *Store) BeginTask(ctx context.Context, number int, message, typ, agentName string, state func(id int64) map[string]string) (int64, error) {
+	var id int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`INSERT INTO tasks (number, message, type, agent, started_at) VALUES (?, ?, ?, ?, ?)`,
+			number, message, typ, agentName, s.stamp())
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if state == nil {
+			return nil
+		}
+		for k, v := range state(id) {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+				ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+				k, v, s.stamp()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create task: %w", err)
+	}
+	return id, nil
+}
+
+// RequestKey is the state key that maps a ralph run request's token to the
+// id of the task it created (see BeginTask).
+func RequestKey(token string) string { return "request:" + token }
+
+// MaxTaskNumber returns the highest task number on record, 0 for none.
+func (s *Store) MaxTaskNumber(ctx context.Context) (int, error) {
+	var n sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(number) FROM tasks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("highest task number: %w", err)
+	}
+	return int(n.Int64), nil
+}
+
 // SetTaskType records the task's classification.
 func (s *Store) SetTaskType(ctx context.Context, id int64, typ string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE tasks SET type = ? WHERE id = ?`, typ, id)

@@ -71,3 +71,31 @@ func GitRepo(t testing.TB) string {
 	}
 	return dir
 }
+
+// OpencodeBin returns the real opencode binary: $RALPH_OPENCODE_BIN, or
+// the one scripts/install-agent-clis.sh installed. See AgentBin.
+func OpencodeBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_OPENCODE_BIN", "opencode")
+}
+
+// GeminiBin returns the real Gemini CLI binary: $RALPH_GEMINI_BIN, or the
+// one scripts/install-agent-clis.sh installed. See AgentBin.
+func GeminiBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_GEMINI_BIN", "gemini")
+}
+
+// QwenBin returns the real Qwen Code binary: $RALPH_QWEN_BIN, or the one
+// scripts/install-agent-clis.sh installed. See AgentBin.
+func QwenBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_QWEN_BIN", "qwen")
+}
+
+// CopilotBin returns the real GitHub Copilot CLI binary: $RALPH_COPILOT_BIN,
+// or the one scripts/install-agent-clis.sh installed. See AgentBin.
+func CopilotBin(t testing.TB) string {
+	t.Helper()
+	return AgentBin(t, "RALPH_COPILOT_BIN", "copilot")
+}

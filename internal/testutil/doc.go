@@ -1,12 +1,14 @@
 // Package testutil holds what ralph's tests share: fake model servers that
-// speak the real wire formats (the Anthropic Messages API and the OpenAI
-// Responses API) driven by a per-test script of model turns, fake agent
-// binaries, temporary git repositories, and the lookup of the real agent
-// CLIs installed by scripts/install-agent-clis.sh.
+// speak the real wire formats (the Anthropic Messages API, the OpenAI
+// Responses and Chat Completions APIs, and the Gemini API's
+// generateContent/streamGenerateContent) driven by a per-test script of
+// model turns, fake agent binaries, temporary git repositories, and the
+// lookup of the real agent CLIs installed by scripts/install-agent-clis.sh.
 //
 // The fakes record and replay the model, never the harness: the code under
-// test (ralph's backends, and the real Claude Code and Codex CLIs they run)
-// takes its real code paths against them.
+// test (ralph's backends, and the real Claude Code, Codex, opencode, Gemini
+// CLI, Qwen Code and Copilot CLI programs they run) takes its real code
+// paths against them.
 //
 // A script is a list of Turns. Each request that offers tools (a real agent
 // turn) takes the next turn; requests without tools (titles, quota checks

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -245,4 +247,83 @@ func chatError(status int, code, msg string) map[string]any {
 		c = code
 	}
 	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c}}
+}
+
+// OpencodeConfig returns an opencode configuration (the JSON of
+// opencode.json or OPENCODE_CONFIG_CONTENT) that makes the server
+// opencode's model: a provider "fake" through @ai-sdk/openai-compatible
+// with the model fake-coder, selected as the default model, with sharing
+// and updates off. (For a model named gpt-… opencode offers apply_patch
+// instead of its write tool.)
+func (s *ChatServer) OpencodeConfig() string {
+	b, _ := json.Marshal(map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		"provider": map[string]any{"fake": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "Fake",
+			"options": map[string]any{"baseURL": s.BaseURL(), "apiKey": "sk-fake-key"},
+			"models":  map[string]any{"fake-coder": map[string]any{"name": "Fake Coder", "tool_call": true}},
+		}},
+		"model":      "fake/fake-coder",
+		"autoupdate": false,
+		"share":      "disabled",
+	})
+	return string(b)
+}
+
+// OpencodeEnv returns the environment that runs opencode from a new
+// temporary HOME (its config, data, cache and state directories inside
+// it) with its outside traffic off: no model list fetch, no updates, no
+// LSP downloads, no default plugins.
+func OpencodeEnv(t testing.TB) []string {
+	home := t.TempDir()
+	return []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + home + "/.config",
+		"XDG_DATA_HOME=" + home + "/.local/share",
+		"XDG_CACHE_HOME=" + home + "/.cache",
+		"XDG_STATE_HOME=" + home + "/.local/state",
+		"OPENCODE_DISABLE_MODELS_FETCH=true",
+		"OPENCODE_DISABLE_AUTOUPDATE=true",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=true",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
+		"OPENCODE_DISABLE_SHARE=true",
+	}
+}
+
+// QwenEnv returns the environment and arguments that run Qwen Code
+// against the server from a new temporary HOME: OpenAI auth with the
+// server as its base URL and model fake-coder, telemetry and update
+// checks off, and no retries of a rate-limited request (Qwen Code
+// otherwise waits a minute and more between ten retries).
+func (s *ChatServer) QwenEnv(t testing.TB) (env, args []string) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".qwen")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"security":{"auth":{"selectedType":"openai"}},"telemetry":{"enabled":false},"privacy":{"usageStatisticsEnabled":false},"general":{"enableAutoUpdate":false,"disableAutoUpdate":true},"model":{"generationConfig":{"maxRetries":0}}}`
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = []string{"HOME=" + home, "OPENAI_API_KEY=sk-fake-key", "OPENAI_BASE_URL=" + s.BaseURL(), "OPENAI_MODEL=fake-coder"}
+	args = []string{"--auth-type", "openai", "--openai-base-url", s.BaseURL()}
+	return env, args
+}
+
+// CopilotEnv returns the environment that runs GitHub Copilot CLI against
+// the server as a bring-your-own-key provider (chat completions, model
+// fake-coder) from a new temporary HOME and COPILOT_HOME, offline: no
+// GitHub login, telemetry or update.
+func (s *ChatServer) CopilotEnv(t testing.TB) []string {
+	home := t.TempDir()
+	return []string{
+		"HOME=" + home,
+		"COPILOT_HOME=" + filepath.Join(home, ".copilot"),
+		"COPILOT_PROVIDER_BASE_URL=" + s.BaseURL(),
+		"COPILOT_PROVIDER_API_KEY=sk-fake-key",
+		"COPILOT_MODEL=fake-coder",
+		"COPILOT_OFFLINE=true",
+		"COPILOT_AUTO_UPDATE=false",
+	}
 }

@@ -158,7 +158,7 @@ func MapCall(c Call, tools []Tool) (ToolUse, error) {
 }
 
 var (
-	writeTools = []string{"Write", "write_file", "write", "create_file"}
+	writeTools = []string{"Write", "write_file", "write", "create_file", "create"}
 	shellTools = []string{"Bash", "shell", "exec_command", "shell_command", "local_shell", "run_shell_command", "bash"}
 )
 
@@ -192,6 +192,9 @@ func propType(t Tool, name string) string {
 func mapWrite(c Call, tools []Tool) (ToolUse, error) {
 	if t, ok := findTool(tools, writeTools); ok {
 		in := map[string]any{"content": c.Content}
+		if hasProp(t, "file_text") { // Copilot CLI's create{path, file_text}
+			in = map[string]any{"file_text": c.Content}
+		}
 		switch {
 		case hasProp(t, "file_path"):
 			in["file_path"] = c.Path

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // LockedError means another ralph process drives the workspace.
@@ -28,8 +29,16 @@ type Lock struct {
 	f *os.File
 }
 
-// Lock takes the workspace lock without waiting. It fails at once with a
-// *LockedError naming the holder's pid when another process holds it.
+// deadHolderGrace is how long Lock waits for a lock whose recorded holder
+// is dead. A ralph killed with SIGKILL while it was starting a program
+// leaves that program holding a copy of the lock until its exec, which on
+// a loaded machine can take a moment after the kill.
+const deadHolderGrace = 3 * time.Second
+
+// Lock takes the workspace lock. It fails at once with a *LockedError
+// naming the holder's pid when another live process holds it; when the
+// recorded holder is dead it waits up to deadHolderGrace for the lock to
+// come free.
 func (w *Workspace) Lock() (*Lock, error) {
 	if err := os.MkdirAll(w.StateDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("lock workspace: %w", err)
@@ -38,14 +47,21 @@ func (w *Workspace) Lock() (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock workspace: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			data, _ := os.ReadFile(w.Path(LockFile))
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	for deadline := time.Now().Add(deadHolderGrace); ; time.Sleep(20 * time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock workspace: %w", err)
+		}
+		data, _ := os.ReadFile(w.Path(LockFile))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		if pid <= 0 || alive(pid) || time.Now().After(deadline) {
+			f.Close()
 			return nil, &LockedError{PID: pid}
 		}
-		return nil, fmt.Errorf("lock workspace: %w", err)
 	}
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -65,10 +81,16 @@ func (w *Workspace) HolderPID() int {
 	if pid <= 0 {
 		return 0
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if !alive(pid) {
 		return 0
 	}
 	return pid
+}
+
+// alive reports whether a process with this pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Release gives the lock up.

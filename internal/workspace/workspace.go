@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -40,11 +41,14 @@ const (
 	Database = "ralph.db"
 	LockFile = "ralph.lock"
 	Logs     = "logs"
+	// Request is the latest ralph run request (message and options),
+	// written before anything else so a run killed at once can resume.
+	Request = "request.json"
 )
 
 // Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
 // patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/serve.token"}
+var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token"}
 
 // Status values of status.txt.
 const (
@@ -123,6 +127,26 @@ func (w *Workspace) Init() error {
 			continue
 		}
 		if err := w.Write(name, content); err != nil {
+			return fmt.Errorf("init workspace: %w", err)
+		}
+	}
+	// A .gitignore from an older ralph gains the private files it lacks.
+	have, err := w.Read(".gitignore")
+	if err != nil {
+		return fmt.Errorf("init workspace: %w", err)
+	}
+	lines := strings.Split(have, "\n")
+	var missing []string
+	for _, p := range Private {
+		if !slices.Contains(lines, p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		if have != "" && !strings.HasSuffix(have, "\n") {
+			have += "\n"
+		}
+		if err := w.Write(".gitignore", have+strings.Join(missing, "\n")+"\n"); err != nil {
 			return fmt.Errorf("init workspace: %w", err)
 		}
 	}

@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func newWorkspace(t *testing.T) *Workspace {
@@ -114,6 +117,50 @@ func TestLockIsExclusiveAndNamesHolder(t *testing.T) {
 	l2.Release()
 }
 
+// A lock still held for a moment after its recorded holder died (a child
+// of a ralph killed while starting it, until its exec) is waited for, not
+// reported as held by the dead pid.
+func TestLockWaitsOutADeadHolder(t *testing.T) {
+	ws := newWorkspace(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(ws.Path(LockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strconv.Itoa(dead.Process.Pid) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		close(released)
+	}()
+	l, err := ws.Lock()
+	if err != nil {
+		t.Fatalf("lock with a dead holder: %v", err)
+	}
+	select {
+	case <-released:
+	default:
+		t.Error("Lock succeeded while the lock was still held")
+	}
+	if pid := ws.HolderPID(); pid != os.Getpid() {
+		t.Errorf("holder pid = %d, want %d", pid, os.Getpid())
+	}
+	l.Release()
+}
+
 func TestWriteIsAtomic(t *testing.T) {
 	ws := newWorkspace(t)
 	ws.Init()
@@ -131,5 +178,33 @@ func TestWriteIsAtomic(t *testing.T) {
 		if strings.Contains(e.Name(), ".tmp") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
+	}
+}
+
+// Init adds to an older .ralph/.gitignore the private files it lacks,
+// keeping the user's own lines, and adds nothing the second time.
+func TestInitCompletesOldGitignore(t *testing.T) {
+	ws := newWorkspace(t)
+	old := "# mine\n/ralph.db\n/ralph.lock\n/logs/\nscratch/"
+	if err := ws.Write(".gitignore", old); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ws.Read(".gitignore")
+	if !strings.HasPrefix(got, old+"\n") {
+		t.Errorf(".gitignore lost its lines:\n%s", got)
+	}
+	for _, p := range Private {
+		if n := strings.Count("\n"+got, "\n"+p+"\n"); n != 1 {
+			t.Errorf(".gitignore lists %s %d times:\n%s", p, n, got)
+		}
+	}
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := ws.Read(".gitignore"); again != got {
+		t.Errorf("second Init changed .gitignore:\n%s", again)
 	}
 }

@@ -16,6 +16,11 @@
 //
 // Config.Model, Config.MaxTurns and Config.AllowedTools are ignored: Amp
 // chooses its own model and has no turn limit or tool list flag.
+//
+// Untested offline (see Caveat): Amp runs its agent through Amp's own
+// service, so no local fake model can drive it, and ralph's tests have
+// never run the real amp. Its --stream-json is documented as Claude
+// Code's format; the parser skips every line and event it does not know.
 package amp
 
 import (
@@ -35,6 +40,10 @@ const DefaultBinary = "amp"
 
 // InstallHint says how to install Amp.
 const InstallHint = "npm install -g @sourcegraph/amp"
+
+// Caveat is what a user should know before choosing amp, for --help and
+// diagnostics (ralph doctor) to print.
+const Caveat = "amp needs Amp's own service (an ampcode.com account, online) and is untested offline"
 
 // Agent is the Amp backend.
 type Agent struct {

@@ -43,3 +43,21 @@ func TestRunSuccess(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 }
+
+// Amp's stream is untested against the real program, so the parser must
+// take whatever comes: events and content blocks it does not know are
+// skipped, and the ones it knows still count.
+func TestParseToleratesUnknownEvents(t *testing.T) {
+	evs, out := clitest.Parse(claude.NewParser(), `{"type":"thread_created","thread":{"id":"T-1"}}
+not json at all
+{"type":"assistant","message":{"id":"m1","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"Working."},{"type":"tool_use","id":"t1","name":"edit_file","input":{"path":"a.go"}},{"type":"mystery"}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}
+{"type":"progress","percent":50}
+{"type":"result","subtype":"success","is_error":false,"result":"Done.","usage":{"input_tokens":10,"output_tokens":2}}`)
+	if got := clitest.Kinds(evs); got != "text tool_call:edit_file tool_result:edit_file usage" {
+		t.Errorf("events = %s", got)
+	}
+	if out.Failed || out.Result.Final != "Done." || out.Result.ToolCalls != 1 {
+		t.Errorf("outcome = %+v", out)
+	}
+}

@@ -5,27 +5,32 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
 )
 
 // Parser turns Claude Code's stream-json output into events. The same
-// format is spoken by Amp's --stream-json.
+// format is spoken by Amp's --stream-json and Qwen Code's --output-format
+// stream-json (see NewParserFor).
 //
 //   - system/init: an info event with the session and model.
-//   - system/api_retry (and other system lines): info events.
+//   - system/api_retry (Claude Code) and system/retry {data{attempt,
+//     maxRetries, delayMs}} (Qwen Code): info events.
 //   - assistant: a text event per text block and a tool-call event per
 //     tool_use block (name, id, input). Several lines can carry blocks of
 //     one message id; its usage counts once.
 //   - user: a tool-result event per tool_result block.
 //   - result: a usage event (total_cost_usd, usage); the final message is
 //     its result text, or the last assistant text. An error result
-//     (is_error, except running out of turns) fails the run; with
+//     (is_error, except running out of turns) fails the run with its
+//     result text, its errors, or its error{message} (Qwen Code); with
 //     api_error_status 429 or 529 or limit wording it is a rate limit.
 //
 // Unknown event types and lines that are not JSON are skipped.
 type Parser struct {
+	name      string
 	tally     cliagent.Tally
 	toolNames map[string]string
 	msgUsage  map[string]agent.Usage
@@ -39,9 +44,13 @@ type Parser struct {
 
 var _ cliagent.Parser = (*Parser)(nil)
 
-// NewParser returns a parser for one run.
-func NewParser() *Parser {
-	return &Parser{toolNames: map[string]string{}, msgUsage: map[string]agent.Usage{}}
+// NewParser returns a parser for one run of Claude Code.
+func NewParser() *Parser { return NewParserFor(Name) }
+
+// NewParserFor returns a parser for one run of the agent name, another
+// CLI that speaks Claude Code's stream-json; its info events name it.
+func NewParserFor(name string) *Parser {
+	return &Parser{name: name, toolNames: map[string]string{}, msgUsage: map[string]agent.Usage{}}
 }
 
 type streamLine struct {
@@ -63,6 +72,11 @@ type streamLine struct {
 	MaxRetries  int             `json:"max_retries"`
 	ErrorStatus json.RawMessage `json:"error_status"`
 	Error       json.RawMessage `json:"error"`
+	Data        *struct {
+		Attempt    int   `json:"attempt"`
+		MaxRetries int   `json:"maxRetries"`
+		DelayMs    int64 `json:"delayMs"`
+	} `json:"data"`
 }
 
 type wireMessage struct {
@@ -124,10 +138,15 @@ func (p *Parser) Line(line string, emit func(agent.Event)) {
 func (p *Parser) system(l streamLine, out func(agent.Event)) {
 	switch l.Subtype {
 	case "init":
-		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("claude session %s, model %s", l.SessionID, l.Model)})
+		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("%s session %s, model %s", p.name, l.SessionID, l.Model)})
 	case "api_retry":
-		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("claude retrying the API (attempt %d of %d, status %s, %s)",
-			l.Attempt, l.MaxRetries, cliagent.Message(l.ErrorStatus), cliagent.Message(l.Error))})
+		out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("%s retrying the API (attempt %d of %d, status %s, %s)",
+			p.name, l.Attempt, l.MaxRetries, cliagent.Message(l.ErrorStatus), cliagent.Message(l.Error))})
+	case "retry":
+		if d := l.Data; d != nil {
+			out(agent.Event{Kind: agent.KindInfo, Text: fmt.Sprintf("%s retrying the API in %s (attempt %d of %d)",
+				p.name, time.Duration(d.DelayMs)*time.Millisecond, d.Attempt, d.MaxRetries)})
+		}
 	}
 }
 
@@ -193,6 +212,9 @@ func (p *Parser) result(l streamLine, out func(agent.Event)) {
 				errs = append(errs, cliagent.Message(e))
 			}
 			msg = strings.Join(errs, "; ")
+		}
+		if msg == "" {
+			msg = cliagent.Message(l.Error)
 		}
 		if msg == "" {
 			msg = l.Subtype

@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 
 func TestArgs(t *testing.T) {
 	got := strings.Join(New(agent.Config{Model: "gemini-2.5-pro", Args: []string{"--x"}}, nil).Args(agent.Request{Prompt: "P"}), " ")
-	if want := "gemini --output-format stream-json --approval-mode yolo -m gemini-2.5-pro --x --prompt P"; got != want {
+	if want := "gemini --output-format stream-json --approval-mode yolo --skip-trust -m gemini-2.5-pro --x --prompt P"; got != want {
 		t.Errorf("args = %s\nwant   %s", got, want)
 	}
 }

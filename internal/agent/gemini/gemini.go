@@ -2,10 +2,16 @@
 //
 // Each iteration runs
 //
-//	gemini --output-format stream-json --approval-mode yolo [-m MODEL] [ARGS…] --prompt PROMPT
+//	gemini --output-format stream-json --approval-mode yolo --skip-trust [-m MODEL] [ARGS…] --prompt PROMPT
 //
 // in the workspace, and turns the JSONL events into ralph events (see
 // Parser).
+//
+// Trust: headless Gemini CLI refuses a folder the user has not trusted
+// (exit 55, "not running in a trusted directory"). ralph passes
+// --skip-trust, the flag Gemini CLI documents for automated runs: it
+// trusts the workspace for this session only, and writes nothing to the
+// user's trustedFolders.json.
 //
 // Permissions: --approval-mode yolo (every tool call approved) unless
 // Config.PermissionMode names another approval mode.
@@ -68,7 +74,7 @@ func (a *Agent) Args(req agent.Request) []string {
 	if mode == "" {
 		mode = DefaultApprovalMode
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
 	if a.cfg.Model != "" {
 		argv = append(argv, "-m", a.cfg.Model)
 	}

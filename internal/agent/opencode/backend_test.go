@@ -78,3 +78,44 @@ func TestRunRateLimited(t *testing.T) {
 		t.Fatalf("err = %v, want a RateLimitError with a reset time", err)
 	}
 }
+
+func TestMergeConfig(t *testing.T) {
+	ralph := map[string]any{
+		"instructions": []string{"/tmp/ralph.md"},
+		"permission":   map[string]any{"external_directory": "deny", "doom_loop": "deny"},
+	}
+	for _, tc := range []struct{ name, user, want string }{
+		{"no user config", "",
+			`{"instructions":["/tmp/ralph.md"],"permission":{"doom_loop":"deny","external_directory":"deny"}}`},
+		{"the user's provider kept", `{"provider":{"fake":{"npm":"@ai-sdk/openai-compatible"}},"model":"fake/m"}`,
+			`{"instructions":["/tmp/ralph.md"],"model":"fake/m","permission":{"doom_loop":"deny","external_directory":"deny"},"provider":{"fake":{"npm":"@ai-sdk/openai-compatible"}}}`},
+		{"instructions joined", `{"instructions":["AGENTS.md"]}`,
+			`{"instructions":["AGENTS.md","/tmp/ralph.md"],"permission":{"doom_loop":"deny","external_directory":"deny"}}`},
+		{"the user's permission wins", `{"permission":{"external_directory":"allow","bash":"ask"}}`,
+			`{"instructions":["/tmp/ralph.md"],"permission":{"bash":"ask","doom_loop":"deny","external_directory":"allow"}}`},
+	} {
+		got, err := MergeConfig(tc.user, ralph)
+		if err != nil || got != tc.want {
+			t.Errorf("%s:\n got %s (%v)\nwant %s", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := MergeConfig(`{"model": `, ralph); err == nil || !strings.Contains(err.Error(), "OPENCODE_CONFIG_CONTENT") {
+		t.Errorf("bad JSON: err = %v", err)
+	}
+}
+
+// The user's OPENCODE_CONFIG_CONTENT from [agents.opencode] env reaches
+// opencode merged with ralph's, once.
+func TestRunMergesUserConfig(t *testing.T) {
+	r := clitest.RunFake(t, newAgent, agent.Config{Env: []string{`OPENCODE_CONFIG_CONTENT={"model":"fake/m"}`}}, "success.jsonl",
+		`printf '%s' "$OPENCODE_CONFIG_CONTENT" > "$PWD/config"`)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.Dir, "config"))
+	for _, want := range []string{`"model":"fake/m"`, `"instructions":["`, `"external_directory":"deny"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("OPENCODE_CONFIG_CONTENT = %s, lacks %s", b, want)
+		}
+	}
+}

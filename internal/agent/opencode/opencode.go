@@ -7,12 +7,28 @@
 // in the workspace, and turns the JSON events into ralph events (see
 // Parser).
 //
+// Configuration: ralph passes its part of opencode's configuration in
+// OPENCODE_CONFIG_CONTENT, merged with the user's own (from
+// [agents.opencode] env, else from ralph's environment): ralph's keys
+// fill in, the user's win, and the "instructions" lists are joined. The
+// user's provider, model and permission settings therefore survive.
+//
 // The system prompt: opencode has no append-system-prompt flag; its
 // configuration's "instructions" list names files added to the system
-// prompt. ralph writes its system prompt to a temporary file and passes
-// {"instructions": [FILE]} in OPENCODE_CONFIG_CONTENT for the run.
+// prompt. ralph writes its system prompt to a temporary file and adds it
+// to that list.
 //
-// Permissions: opencode run does not stop to ask; Config.PermissionMode,
+// Permissions: opencode run cannot ask anyone, and an "ask" rule there
+// ends the session as if the user had rejected it — silently, with exit
+// status 0. ralph therefore sets every rule opencode leaves on "ask" to an
+// explicit answer, so that a refused action is a tool error the model (and
+// the store) sees and the run goes on: by default edits, commands and
+// reads inside the workspace are allowed (opencode's defaults), and
+// leaving the workspace (external_directory), a repeated identical call
+// (doom_loop) and reading .env files are denied. Config.PermissionMode
+// "allow" allows those too. A "permission" setting in the user's
+// OPENCODE_CONFIG_CONTENT wins over ralph's.
+//
 // Config.MaxTurns and Config.AllowedTools are ignored.
 package opencode
 
@@ -22,6 +38,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
@@ -67,17 +84,113 @@ func (a *Agent) Args(req agent.Request) []string {
 	return append(argv, req.Prompt)
 }
 
+// ConfigVar is the variable that carries configuration to opencode.
+const ConfigVar = "OPENCODE_CONFIG_CONTENT"
+
+// Permission returns the permission rules ralph gives opencode for mode
+// (Config.PermissionMode): an explicit answer for every rule opencode
+// would otherwise "ask" about.
+func Permission(mode string) map[string]any {
+	if mode == "allow" {
+		return map[string]any{"external_directory": "allow", "doom_loop": "allow", "read": "allow"}
+	}
+	return map[string]any{
+		"external_directory": "deny",
+		"doom_loop":          "deny",
+		"read":               map[string]any{"*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow"},
+	}
+}
+
+// userConfig returns the user's OPENCODE_CONFIG_CONTENT: the last one in
+// env, else the one in ralph's environment.
+func userConfig(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], ConfigVar+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(ConfigVar)
+}
+
+// MergeConfig returns the configuration ralph passes: ralph's keys under
+// the user's (user, a JSON object, may be empty), objects merged key by
+// key with the user's values winning, the "instructions" lists joined
+// (the user's first).
+func MergeConfig(user string, ralph map[string]any) (string, error) {
+	merged := map[string]any{}
+	if strings.TrimSpace(user) != "" {
+		if err := json.Unmarshal([]byte(user), &merged); err != nil {
+			return "", fmt.Errorf("%s is not a JSON object: %w", ConfigVar, err)
+		}
+	}
+	merged = mergeUnder(merged, ralph)
+	b, err := json.Marshal(merged)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// mergeUnder adds base's keys to over where over lacks them, merging
+// nested objects the same way and joining "instructions" lists.
+func mergeUnder(over, base map[string]any) map[string]any {
+	for k, bv := range base {
+		ov, ok := over[k]
+		if !ok {
+			over[k] = bv
+			continue
+		}
+		switch o := ov.(type) {
+		case map[string]any:
+			if b, ok := bv.(map[string]any); ok {
+				over[k] = mergeUnder(o, b)
+			}
+		case []any:
+			if b, ok := bv.([]string); ok && k == "instructions" {
+				for _, s := range b {
+					o = append(o, s)
+				}
+				over[k] = o
+			}
+		}
+	}
+	return over
+}
+
+// env returns the environment of one run: cfg.Env without its
+// OPENCODE_CONFIG_CONTENT, then the merged configuration.
+func (a *Agent) env(system string) ([]string, error) {
+	ralph := map[string]any{"permission": Permission(a.cfg.PermissionMode)}
+	if system != "" {
+		ralph["instructions"] = []string{system}
+	}
+	content, err := MergeConfig(userConfig(a.cfg.Env), ralph)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	for _, kv := range a.cfg.Env {
+		if !strings.HasPrefix(kv, ConfigVar+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, ConfigVar+"="+content), nil
+}
+
 // Run runs one iteration of opencode.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	env := a.cfg.Env
+	var system string
 	if req.System != "" {
 		name, err := cliagent.WriteTemp("ralph-opencode-system-*.md", req.System)
 		if err != nil {
 			return agent.Result{}, fmt.Errorf("opencode system prompt: %w", err)
 		}
 		defer os.Remove(name)
-		cfg, _ := json.Marshal(map[string]any{"instructions": []string{name}})
-		env = append(append([]string(nil), env...), "OPENCODE_CONFIG_CONTENT="+string(cfg))
+		system = name
+	}
+	env, err := a.env(system)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("opencode: %w", err)
 	}
 	return cliagent.Run(ctx, a.logger, cliagent.Spec{
 		Name:        Name,

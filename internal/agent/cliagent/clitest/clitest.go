@@ -1,5 +1,5 @@
 // Package clitest holds what the tests of the CLI backends (claude, codex,
-// opencode, gemini, amp) share: feeding a stream to a cliagent.Parser,
+// opencode, gemini, qwen, copilot, amp) share: feeding a stream to a cliagent.Parser,
 // naming the events it emitted, the fuzz target every parser must pass,
 // the missing-program check, and running a backend against a fake program
 // that prints a recorded stream.

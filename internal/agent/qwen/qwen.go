@@ -1,0 +1,102 @@
+// Package qwen runs Qwen Code (the qwen CLI, @qwen-code/qwen-code) as a
+// ralph backend.
+//
+// Each iteration runs
+//
+//	qwen --output-format stream-json --approval-mode yolo
+//	     [--append-system-prompt SYSTEM] [-m MODEL] [--max-session-turns N]
+//	     [ARGS…] PROMPT
+//
+// in the workspace, and turns the stream-json lines into ralph events (see
+// Parser).
+//
+// Qwen Code speaks to any OpenAI-compatible endpoint: give it one with
+// [agents.qwen] args = ["--auth-type", "openai", "--openai-base-url", URL]
+// and OPENAI_API_KEY in env (or Qwen Code's own settings.json).
+//
+// Permissions: --approval-mode yolo (every tool call approved: a headless
+// run cannot ask) unless Config.PermissionMode names another approval
+// mode. In yolo mode ralph sets QWEN_CODE_SUPPRESS_YOLO_WARNING=1: the
+// choice is ralph's, and the warning would only fill the error log.
+// Config.AllowedTools is ignored.
+package qwen
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent"
+)
+
+// Name is the backend's name as --agent spells it.
+const Name = "qwen"
+
+// DefaultBinary is the program run when Config.Binary is empty.
+const DefaultBinary = "qwen"
+
+// InstallHint says how to install Qwen Code.
+const InstallHint = "npm install -g @qwen-code/qwen-code"
+
+// DefaultApprovalMode is the approval mode used when Config.PermissionMode
+// is empty.
+const DefaultApprovalMode = "yolo"
+
+// Agent is the Qwen Code backend.
+type Agent struct {
+	cfg    agent.Config
+	logger *slog.Logger
+}
+
+var _ agent.Agent = (*Agent)(nil)
+
+// New returns a Qwen Code backend configured by cfg.
+func New(cfg agent.Config, logger *slog.Logger) *Agent {
+	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+}
+
+// Available reports whether the configured qwen program is installed.
+func Available(cfg agent.Config) bool {
+	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
+}
+
+// Name returns "qwen".
+func (a *Agent) Name() string { return Name }
+
+// Args returns the command line for req, program first.
+func (a *Agent) Args(req agent.Request) []string {
+	mode := a.cfg.PermissionMode
+	if mode == "" {
+		mode = DefaultApprovalMode
+	}
+	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode}
+	if req.System != "" {
+		argv = append(argv, "--append-system-prompt", req.System)
+	}
+	if a.cfg.Model != "" {
+		argv = append(argv, "-m", a.cfg.Model)
+	}
+	if a.cfg.MaxTurns > 0 {
+		argv = append(argv, "--max-session-turns", strconv.Itoa(a.cfg.MaxTurns))
+	}
+	argv = append(argv, a.cfg.Args...)
+	return append(argv, req.Prompt)
+}
+
+// Run runs one iteration of Qwen Code.
+func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	var env []string
+	if a.cfg.PermissionMode == "" || a.cfg.PermissionMode == "yolo" {
+		env = append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+	}
+	return cliagent.Run(ctx, a.logger, cliagent.Spec{
+		Name:        Name,
+		Argv:        a.Args(req),
+		Dir:         req.Dir,
+		Env:         append(env, a.cfg.Env...),
+		IdleTimeout: req.IdleTimeout,
+		KillGrace:   a.cfg.KillGrace,
+		InstallHint: InstallHint,
+	}, NewParser(), emit)
+}
