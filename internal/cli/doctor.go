@@ -120,8 +120,12 @@ func runDoctor(ctx context.Context, g *Globals, o *DoctorOptions) error {
 			return err
 		}
 	} else {
+		width := 0
 		for _, f := range all {
-			fmt.Fprintf(g.Stdout, "%-5s  %-7s  %s\n", f.Status, f.Check, f.Message)
+			width = max(width, len(f.Check))
+		}
+		for _, f := range all {
+			fmt.Fprintf(g.Stdout, "%-5s  %-*s  %s\n", f.Status, width, f.Check, f.Message)
 		}
 	}
 	for _, f := range all {
