@@ -502,9 +502,11 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 		return Snapshot{}, fmt.Errorf("rollback to %s: save the current state first: %w", name, err)
 	}
 	if undo.Tree != target.Tree {
-		// The private index now matches the working tree exactly, so a
-		// one-way merge to the target touches only the files that differ.
-		if _, err := r.git(ctx, nil, nil, "read-tree", "--reset", "-u", target.Tree); err != nil {
+		// The private index now matches the working tree and the undo
+		// tree exactly, so a two-way merge from that tree to the target,
+		// as git checkout does, reads and writes only the paths the two
+		// trees differ in (a one-way --reset merge would stat every file).
+		if _, err := r.git(ctx, nil, nil, "read-tree", "-m", "-u", undo.Tree, target.Tree); err != nil {
 			return undo, fmt.Errorf("rollback to %s (the previous state is saved as %s): %w", name, undo.Name, err)
 		}
 	}
