@@ -63,6 +63,7 @@ type Tracker struct {
 	files   map[string][32]byte // rel → the file's share of the sum
 	ignored map[string]bool     // paths git ignores, found so far
 	sum     sum256
+	rescans int // walks after the first, for tests
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -243,6 +244,7 @@ func (t *Tracker) watchHash(ctx context.Context) (string, error) {
 	}
 	if rescan {
 		t.logger.Debug("rescanning the workspace")
+		t.rescans++
 		t.stop()
 		if err := t.start(ctx); err != nil {
 			return "", err

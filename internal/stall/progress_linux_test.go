@@ -2,6 +2,10 @@ package stall
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +42,47 @@ func TestTrackerNeverWatchesIgnored(t *testing.T) {
 	writeFile(t, dir, "keep.log", "tracked, so it counts")
 	if h, _ := tr.Hash(ctx); h == after {
 		t.Error("changing a tracked file a pattern matches did not change the hash")
+	}
+}
+
+// TestTrackerRescansAfterOverflow makes more changes than the kernel
+// queues events for (fs.inotify.max_queued_events, 16384 by default): the
+// tracker must notice the lost events and walk the tree again.
+func TestTrackerRescansAfterOverflow(t *testing.T) {
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	ctx := context.Background()
+	if _, err := tr.Hash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limit := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			limit = n
+		}
+	}
+	// Each new file queues two events: created, then written.
+	n := limit/2 + 500
+	for i := range n {
+		writeFile(t, dir, fmt.Sprintf("src/p0/many%d.txt", i), "x")
+	}
+	got, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.rescans != 1 {
+		t.Fatalf("%d rescans, want 1", tr.rescans)
+	}
+	if len(tr.files) < n {
+		t.Fatalf("the tracker knows %d files after %d were added", len(tr.files), n)
+	}
+	fresh := NewTracker(dir, skipLikeEngine, nil)
+	defer fresh.Close()
+	if want, _ := fresh.Hash(ctx); got != want {
+		t.Fatal("after the overflow the hash is not a fresh walk's")
+	}
+	if tr.walk {
+		t.Fatal("the tracker gave up watching")
 	}
 }
