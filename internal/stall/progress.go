@@ -95,6 +95,10 @@ func (t *Tracker) Hash(ctx context.Context) (string, error) {
 		if err == nil {
 			return h, nil
 		}
+		if ctx.Err() != nil {
+			t.stop() // events may be lost: walk again next time
+			return "", err
+		}
 		t.logger.Info("watching the workspace failed; hashing the whole tree each iteration from now on", "err", err)
 		t.stop()
 		t.walk = true

@@ -86,3 +86,29 @@ func TestTrackerRescansAfterOverflow(t *testing.T) {
 		t.Fatal("the tracker gave up watching")
 	}
 }
+
+// TestTrackerCanceled checks that a canceled Hash leaves the tracker
+// watching: the next Hash walks the tree again and is right.
+func TestTrackerCanceled(t *testing.T) {
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	ctx := context.Background()
+	before, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "src/new/a.txt", "a")
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tr.Hash(canceled); err == nil {
+		t.Fatal("Hash with a canceled context succeeded")
+	}
+	after, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before || tr.walk || tr.w == nil {
+		t.Fatalf("after a canceled Hash: changed %v, walking %v, watching %v", after != before, tr.walk, tr.w != nil)
+	}
+}
