@@ -888,3 +888,42 @@ func TestSnapshotChainAcrossRepos(t *testing.T) {
 		t.Errorf("the snapshot chain has gaps:\ngot  %v\nwant %v", got, want)
 	}
 }
+
+// TestRollbackReplacesEmptyDirectories checks that empty directories where
+// the snapshot has files give way, and that files unchanged since the
+// snapshot are not rewritten.
+func TestRollbackReplacesEmptyDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "x", "file x\n")
+	write(t, dir, "e", "file e\n")
+	write(t, dir, "same/s", "unchanged\n")
+	r := open(t, dir)
+	saved := tree(t, dir)
+	s, err := r.Save(ctx, TaskPre(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(filepath.Join(dir, "same", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, dir, "x")
+	remove(t, dir, "e")
+	for _, d := range []string{"x", "e/f/g"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Rollback(ctx, s.Name); err != nil {
+		t.Fatal(err)
+	}
+	diffTrees(t, "after rollback", tree(t, dir), saved)
+	after, err := os.Stat(filepath.Join(dir, "same", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Error("rollback rewrote a file that had not changed")
+	}
+}
