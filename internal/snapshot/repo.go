@@ -23,7 +23,7 @@ var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/log
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says.
-var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
+var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
 // the process; git's lock files serialise them across processes.
@@ -292,11 +292,85 @@ func (r *Repo) stage(ctx context.Context) error {
 			return fmt.Errorf("seed private index: %w", err)
 		}
 	}
-	args := append([]string{"add", "-A", "--", "."}, excludes...)
-	if _, err := r.git(ctx, nil, nil, args...); err != nil && !onlyPrivateIgnored(err) {
+	files, dirs, err := r.changedPaths(ctx)
+	if err != nil {
 		return err
 	}
+	if len(files) > 0 {
+		// Exactly these paths: rehashed, added, or removed when gone.
+		list := []byte(strings.Join(files, "\x00") + "\x00")
+		if _, err := r.git(ctx, list, nil, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err != nil {
+			return err
+		}
+	}
+	if len(dirs) > 0 {
+		// New directories, walked by git add, each path literal and
+		// ralph's private files excluded should one hold them.
+		var list []byte
+		for _, d := range dirs {
+			list = append(append(list, ":(literal)"+d...), 0)
+		}
+		for _, ex := range excludes {
+			list = append(append(list, ex...), 0)
+		}
+		if _, err := r.git(ctx, list, nil, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil && !onlyPrivateIgnored(err) {
+			return err
+		}
+	}
 	return nil
+}
+
+// changedPaths asks git status which paths of the working tree differ from
+// the private index: files tracked there that changed, went or are of
+// another type, and untracked files that are not ignored (files), and
+// untracked directories nothing in which is tracked (dirs, with a trailing
+// slash). Unlike git add -A, git status uses the index's untracked cache,
+// so it reads only the directories that changed (and with fsmonitor on,
+// stats only the files that did), and it refreshes the index's stat cache.
+// ralph's private files are left out.
+func (r *Repo) changedPaths(ctx context.Context) (files, dirs []string, err error) {
+	out, err := r.git(ctx, nil, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none")
+	if err != nil {
+		return nil, nil, err
+	}
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		var p string
+		switch {
+		case strings.HasPrefix(rec, "? "):
+			p = rec[2:]
+		case strings.HasPrefix(rec, "1 "):
+			// "1 XY sub mH mI mW hH hI path": Y is the working tree's
+			// state against the index.
+			f := strings.SplitN(rec, " ", 9)
+			if len(f) != 9 || len(f[1]) != 2 {
+				return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+			}
+			if f[1][1] == '.' {
+				continue // differs from HEAD only: the index has it
+			}
+			p = f[8]
+		case strings.HasPrefix(rec, "u "):
+			// "u XY sub m1 m2 m3 mW h1 h2 h3 path": a conflict, which
+			// add resolves to the working tree's file.
+			f := strings.SplitN(rec, " ", 11)
+			if len(f) != 11 {
+				return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+			}
+			p = f[10]
+		case rec == "":
+			continue
+		default:
+			return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+		}
+		switch {
+		case isPrivate(strings.TrimSuffix(p, "/")):
+		case strings.HasSuffix(p, "/"):
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	return files, dirs, nil
 }
 
 // excludes are privatePaths as exclude pathspecs: git add never reads,
