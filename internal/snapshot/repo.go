@@ -564,14 +564,31 @@ func (r *Repo) Exists(ctx context.Context, name string) (bool, error) {
 // that rollback snapshot too. If the save fails nothing is touched. An
 // unknown or malformed name is an *UnknownSnapshotError.
 func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err error) {
-	target, err := r.resolve(ctx, name)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("rollback: %w", err)
+	start := time.Now()
+	// Look the target up while the working tree is staged: neither needs
+	// the other, and the staging touches nothing but the private index.
+	type found struct {
+		s   Snapshot
+		err error
 	}
+	lookup := make(chan found, 1)
+	go func() {
+		s, err := r.resolve(ctx, name)
+		lookup <- found{s, err}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	start := time.Now()
-	undo, err = r.saveBeforeRollback(ctx, target)
+	tree, stageErr := r.currentTree(ctx)
+	f := <-lookup
+	if f.err != nil {
+		return Snapshot{}, fmt.Errorf("rollback: %w", f.err)
+	}
+	target := f.s
+	if stageErr == nil {
+		undo, err = r.saveBeforeRollback(ctx, target, tree)
+	} else {
+		err = stageErr
+	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("rollback to %s: save the current state first: %w", name, err)
 	}
@@ -588,17 +605,14 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	return undo, nil
 }
 
-// saveBeforeRollback saves the working tree as rollback-<unix>. Restoring
+// saveBeforeRollback saves the working tree, staged as tree, as
+// rollback-<unix>. Restoring
 // target may need the place of an ignored file: a file where the target has
 // a directory, or a file or directory where the target has a file. Those
 // ignored files go into this snapshot too (they are not otherwise saved), so
 // undoing the rollback brings them back. ralph's private files are never
 // saved; a rollback that would replace one is refused.
-func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot) (Snapshot, error) {
-	tree, err := r.currentTree(ctx)
-	if err != nil {
-		return Snapshot{}, err
-	}
+func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot, tree string) (Snapshot, error) {
 	inTheWay, err := r.filesInTheWay(ctx, tree, target.Tree)
 	if err != nil {
 		return Snapshot{}, err
