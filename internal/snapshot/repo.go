@@ -292,85 +292,81 @@ func (r *Repo) stage(ctx context.Context) error {
 			return fmt.Errorf("seed private index: %w", err)
 		}
 	}
-	files, dirs, err := r.changedPaths(ctx)
+	files, simple, err := r.changedPaths(ctx)
 	if err != nil {
 		return err
 	}
-	if len(files) > 0 {
-		// Exactly these paths: rehashed, added, or removed when gone.
-		list := []byte(strings.Join(files, "\x00") + "\x00")
-		if _, err := r.git(ctx, list, nil, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"); err != nil {
+	if !simple {
+		// Something went or a directory came: let git add -A sort out
+		// what replaced what.
+		args := append([]string{"add", "-A", "--", "."}, excludes...)
+		if _, err := r.git(ctx, nil, nil, args...); err != nil && !onlyPrivateIgnored(err) {
 			return err
 		}
+		return nil
 	}
-	if len(dirs) > 0 {
-		// New directories, walked by git add, each path literal and
-		// ralph's private files excluded should one hold them.
-		var list []byte
-		for _, d := range dirs {
-			list = append(append(list, ":(literal)"+d...), 0)
-		}
-		for _, ex := range excludes {
-			list = append(append(list, ex...), 0)
-		}
-		if _, err := r.git(ctx, list, nil, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil && !onlyPrivateIgnored(err) {
+	if len(files) > 0 {
+		// Exactly these paths, rehashed or added.
+		list := []byte(strings.Join(files, "\x00") + "\x00")
+		if _, err := r.git(ctx, list, nil, "update-index", "--add", "--replace", "-z", "--stdin"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// changedPaths asks git status which paths of the working tree differ from
-// the private index: files tracked there that changed, went or are of
-// another type, and untracked files that are not ignored (files), and
-// untracked directories nothing in which is tracked (dirs, with a trailing
-// slash). Unlike git add -A, git status uses the index's untracked cache,
-// so it reads only the directories that changed (and with fsmonitor on,
-// stats only the files that did), and it refreshes the index's stat cache.
+// changedPaths asks git status which files of the working tree differ
+// from the private index: files tracked there that changed in content or
+// mode, and untracked files that are not ignored. simple is false when that
+// is not the whole story — a tracked file went, or an untracked directory
+// came (git status names the directory, not its files) — and git add -A
+// must work it out. git status reads the working tree as git add -A does,
+// but uses fsmonitor when the user has it on, to stat only what changed.
 // ralph's private files are left out.
-func (r *Repo) changedPaths(ctx context.Context) (files, dirs []string, err error) {
+func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, err error) {
 	out, err := r.git(ctx, nil, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
-		return nil, nil, err
+		return nil, false, err
 	}
 	for rec := range strings.SplitSeq(string(out), "\x00") {
 		var p string
 		switch {
+		case rec == "":
+			continue
 		case strings.HasPrefix(rec, "? "):
 			p = rec[2:]
+			if strings.HasSuffix(p, "/") {
+				if isPrivate(strings.TrimSuffix(p, "/")) {
+					continue
+				}
+				return nil, false, nil
+			}
 		case strings.HasPrefix(rec, "1 "):
 			// "1 XY sub mH mI mW hH hI path": Y is the working tree's
 			// state against the index.
 			f := strings.SplitN(rec, " ", 9)
 			if len(f) != 9 || len(f[1]) != 2 {
-				return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+				return nil, false, fmt.Errorf("git status: unexpected record %q", rec)
 			}
-			if f[1][1] == '.' {
+			switch f[1][1] {
+			case '.':
 				continue // differs from HEAD only: the index has it
+			case 'M', 'T':
+				p = f[8]
+			default:
+				return nil, false, nil
 			}
-			p = f[8]
-		case strings.HasPrefix(rec, "u "):
-			// "u XY sub m1 m2 m3 mW h1 h2 h3 path": a conflict, which
-			// add resolves to the working tree's file.
-			f := strings.SplitN(rec, " ", 11)
-			if len(f) != 11 {
-				return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+			if f[2] != "N..." {
+				return nil, false, nil // a submodule
 			}
-			p = f[10]
-		case rec == "":
-			continue
 		default:
-			return nil, nil, fmt.Errorf("git status: unexpected record %q", rec)
+			return nil, false, nil // unmerged, or something new
 		}
-		switch {
-		case isPrivate(strings.TrimSuffix(p, "/")):
-		case strings.HasSuffix(p, "/"):
-			dirs = append(dirs, p)
-		default:
+		if !isPrivate(p) {
 			files = append(files, p)
 		}
 	}
-	return files, dirs, nil
+	return files, true, nil
 }
 
 // excludes are privatePaths as exclude pathspecs: git add never reads,

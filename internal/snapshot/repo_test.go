@@ -927,3 +927,30 @@ func TestRollbackReplacesEmptyDirectories(t *testing.T) {
 		t.Error("rollback rewrote a file that had not changed")
 	}
 }
+
+// TestSaveSeesNewDirectories checks that files in directories created since
+// the last save, and new files in known directories, are in the next
+// snapshot, however soon after it they are written.
+func TestSaveSeesNewDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "src/App.tsx", "app\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "src/sections/Features.tsx", "features\n")
+	write(t, dir, "src/new.tsx", "new\n")
+	s, err := r.Save(ctx, StallRecovery(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := snapshotFiles(t, dir, s)
+	for _, want := range []string{"src/sections/Features.tsx", "src/new.tsx", "src/App.tsx"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("snapshot lacks %s: %v", want, files)
+		}
+	}
+}
