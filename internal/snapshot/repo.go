@@ -22,7 +22,7 @@ import (
 var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs"}
 
 // gitConfig keeps the private index self-contained whatever the user's
-// configuration says.
+// configuration says, with an untracked cache for git status.
 var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
@@ -321,8 +321,9 @@ func (r *Repo) stage(ctx context.Context) error {
 // is not the whole story — a tracked file went, or an untracked directory
 // came (git status names the directory, not its files) — and git add -A
 // must work it out. git status reads the working tree as git add -A does,
-// but uses fsmonitor when the user has it on, to stat only what changed.
-// ralph's private files are left out.
+// but with the index's untracked cache it rereads only the directories
+// that changed, and with fsmonitor (when the user has it on) it stats only
+// the files that did. ralph's private files are left out.
 func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, err error) {
 	out, err := r.git(ctx, nil, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
