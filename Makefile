@@ -32,7 +32,7 @@ fuzz:
 
 ## bench: the harness's own benchmarks
 bench:
-	./bench/overhead.sh 200
+	./bench/overhead.sh 50
 	./bench/buildgate.sh 20
 	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/
 	$(GO) test -run '^$$' -bench . -benchtime 40x ./internal/serve/
