@@ -242,10 +242,10 @@ func agentVersion(ctx context.Context, path string, env []string) (string, error
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return "", fmt.Errorf("--version gave no answer within %s", versionTimeout)
-	case err != nil && res.ExitCode != 0:
-		return "", fmt.Errorf("--version exited with status %d", res.ExitCode)
 	case err != nil:
 		return "", errors.New("--version could not run")
+	case res.ExitCode != 0:
+		return "", fmt.Errorf("--version exited with status %d", res.ExitCode)
 	case first == "":
 		return "", errors.New("--version printed nothing")
 	}
