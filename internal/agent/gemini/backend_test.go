@@ -42,10 +42,7 @@ func TestRunSuccess(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	evs, res := r.Events, r.Result
-	want := "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage")
 	if !evs[6].IsError || evs[4].IsError || !strings.Contains(string(evs[3].Input), `"file_path":"hello.txt"`) {
 		t.Errorf("tool events = %+v", evs[3:7])
 	}

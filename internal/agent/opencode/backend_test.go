@@ -45,10 +45,7 @@ func TestRunSuccess(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	evs, res := r.Events, r.Result
-	want := "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash text usage")
 	if !evs[5].IsError || evs[2].IsError || !strings.Contains(string(evs[1].Input), `"filePath":"/work/hello.txt"`) {
 		t.Errorf("tool events = %+v", evs[1:6])
 	}
