@@ -230,6 +230,20 @@ func scriptedWorkspace(t testing.TB, plan string) string {
 	return dir
 }
 
+// openDashboard opens, in a browser of the given size, the dashboard
+// ralph serve shows of a scripted workspace running plan; it returns the
+// tab, the workspace and the dashboard's URL.
+func openDashboard(t testing.TB, width, height int, plan string) (context.Context, string, string) {
+	t.Helper()
+	ctx := browser(t, width, height)
+	dir := scriptedWorkspace(t, plan)
+	url := serveURL(t, dir)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, dir, url
+}
+
 func waitFor(t testing.TB, ctx context.Context, what, js string, timeout time.Duration) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
@@ -302,13 +316,7 @@ const approvePlan = `<Plan name="deploy">
 // the open dashboard shows the request without a reload, Approve resumes
 // the run, which completes, and the events arrive live.
 func TestBrowserApproveResumesTheRun(t *testing.T) {
-	ctx := browser(t, 1200, 1000)
-	dir := scriptedWorkspace(t, approvePlan)
-	url := serveURL(t, dir)
-
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, dir, url := openDashboard(t, 1200, 1000, approvePlan)
 	waitFor(t, ctx, "the empty state", `document.body.innerText.includes("No run yet")`, 10*time.Second)
 	if loc := eval[string](t, ctx, `location.href`); strings.Contains(loc, "token=") {
 		t.Errorf("the token stays in the address bar: %s", loc)
@@ -403,12 +411,7 @@ const rejectPlan = `<Plan name="deploy">
 // TestBrowserRejectAndStop: Reject on a phone-sized page skips the step
 // the plan says to skip; Stop with a reason ends the run as stopped.
 func TestBrowserRejectAndStop(t *testing.T) {
-	ctx := browser(t, 390, 844)
-	dir := scriptedWorkspace(t, rejectPlan)
-	url := serveURL(t, dir)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatal(err)
-	}
+	ctx, dir, _ := openDashboard(t, 390, 844, rejectPlan)
 	waitFor(t, ctx, "the live stream", `document.getElementById("live").classList.contains("on")`, 10*time.Second)
 	run := startRalph(t, dir, "run", "--script", "agent.json", "ship it")
 

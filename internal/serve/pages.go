@@ -445,20 +445,29 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, api bool, code int
 	s.htmlError(w, r, code, msg)
 }
 
-func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
+// snapshotChanges resolves the {name} of the URL and returns the
+// snapshot with what changed since it; ok is false once it has answered
+// the request with an error page.
+func (s *Server) snapshotChanges(w http.ResponseWriter, r *http.Request) (snapshotData, bool) {
 	repo, snap, ok := s.snapshotFor(w, r, false)
+	if !ok {
+		return snapshotData{}, false
+	}
+	changes, err := repo.Diff(r.Context(), snap.Name)
+	if err != nil {
+		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
+		return snapshotData{}, false
+	}
+	return snapshotData{Snapshot: snap, Changes: changes}, true
+}
+
+func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return
 	}
-	changes, err := repo.Diff(ctx, snap.Name)
-	if err != nil {
-		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
-		return
-	}
-	p := s.base(ctx, r, "snapshots", "Snapshot "+snap.Name)
-	d := snapshotData{Snapshot: snap, Changes: changes}
-	for _, c := range changes {
+	p := s.base(r.Context(), r, "snapshots", "Snapshot "+d.Snapshot.Name)
+	for _, c := range d.Changes {
 		switch c.Change {
 		case snapshot.Added:
 			d.Added++
@@ -533,17 +542,12 @@ func readWorkingFile(root, path string) ([]byte, error) {
 func isBinary(b []byte) bool { return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 }
 
 func (s *Server) pageRollback(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	repo, snap, ok := s.snapshotFor(w, r, false)
+	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return
 	}
-	changes, err := repo.Diff(ctx, snap.Name)
-	if err != nil {
-		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
-		return
-	}
-	p := s.base(ctx, r, "snapshots", "Roll back to "+snap.Name)
-	p.Data = snapshotData{Snapshot: snap, Changes: changes, Undo: snapshot.Rollback(time.Now()), Holder: s.ws.HolderPID()}
+	p := s.base(r.Context(), r, "snapshots", "Roll back to "+d.Snapshot.Name)
+	d.Undo, d.Holder = snapshot.Rollback(time.Now()), s.ws.HolderPID()
+	p.Data = d
 	s.render(w, http.StatusOK, "rollback", "", p)
 }
