@@ -83,7 +83,23 @@ type Options struct {
 	Logger   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Worktree is recorded with every agent call when Records also keeps
+	// calls (CallRecords): the git worktree the specs run in, "" for the
+	// workspace itself.
+	Worktree string
+	// OnCost receives the cost of every agent call; nil ignores it. A
+	// parallel run sums it for its whole-run budget.
+	OnCost func(usd float64)
 }
+
+// CallRecords is what the pipeline records of every agent call when its
+// Records also implement it (the store does).
+type CallRecords interface {
+	StartSpecCall(ctx context.Context, specID, worktree, role string, attempt int) (int64, error)
+	EndSpecCall(ctx context.Context, id int64, outcome string, costUSD float64) error
+}
+
+var _ CallRecords = (*store.Store)(nil)
 
 // Pipeline runs specs.
 type Pipeline struct {
@@ -123,6 +139,9 @@ const (
 	Done    Outcome = "done"
 	Failed  Outcome = "failed"
 	Skipped Outcome = "skipped" // already done and not forced
+	// Conflict: a parallel run's spec was done but could not land on the
+	// run's branch, even after going back to its implementer once.
+	Conflict Outcome = "conflict"
 )
 
 // Result is one spec's outcome.
@@ -146,6 +165,17 @@ func (r Report) Failed() []Result {
 	var out []Result
 	for _, x := range r.Results {
 		if x.Outcome == Failed {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Conflicts returns the results of the specs that could not land.
+func (r Report) Conflicts() []Result {
+	var out []Result
+	for _, x := range r.Results {
+		if x.Outcome == Conflict {
 			out = append(out, x)
 		}
 	}
@@ -370,13 +400,18 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 		if p.opt.AgentTimeout > 0 {
 			cctx, cancel = context.WithTimeout(ctx, p.opt.AgentTimeout)
 		}
+		callID := p.startCall(ctx, r, role, attempt)
 		res, err := ag.Run(cctx, req, lg.event)
 		cancel()
 		r.rec.CostUSD += res.Usage.CostUSD
+		if p.opt.OnCost != nil && res.Usage.CostUSD != 0 {
+			p.opt.OnCost(res.Usage.CostUSD)
+		}
 		outcome := "agent finished"
 		if err != nil {
 			outcome = "agent error: " + err.Error()
 		}
+		p.endCall(ctx, callID, outcome, res.Usage.CostUSD)
 		if lerr := lg.close(res, outcome); lerr != nil {
 			p.log.Warn("write run log", "err", lerr)
 		}
@@ -403,6 +438,31 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 			err = fmt.Errorf("no result within %s", p.opt.AgentTimeout)
 		}
 		return res, err
+	}
+}
+
+// startCall records the start of an agent call; 0 when the records keep
+// no calls or the write failed (a missing call row never stops a run).
+func (p *Pipeline) startCall(ctx context.Context, r *specRun, role Role, attempt int) int64 {
+	cr, ok := p.opt.Records.(CallRecords)
+	if !ok {
+		return 0
+	}
+	id, err := cr.StartSpecCall(ctx, r.s.Rel, p.opt.Worktree, string(role), attempt)
+	if err != nil {
+		p.log.Warn("record call", "err", err)
+		return 0
+	}
+	return id
+}
+
+func (p *Pipeline) endCall(ctx context.Context, id int64, outcome string, cost float64) {
+	cr, ok := p.opt.Records.(CallRecords)
+	if !ok || id == 0 {
+		return
+	}
+	if err := cr.EndSpecCall(context.WithoutCancel(ctx), id, outcome, cost); err != nil {
+		p.log.Warn("record call end", "err", err)
 	}
 }
 
