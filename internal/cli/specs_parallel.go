@@ -46,6 +46,7 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 		return spec.Report{}, fmt.Errorf("%w: commit the specs first, each spec's worktree starts from the last commit:\n%s", errParallelUsage, out)
 	}
 	gates := specGates(cfg)
+	var wtLock sync.Mutex
 	queue := mergequeue.New(mergequeue.Options{
 		Repo:   ws.Root,
 		Target: target,
@@ -59,17 +60,19 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 			}
 			return "", nil
 		},
-		Say:    func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
-		Logger: g.Logger,
+		Say:          func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		WorktreeLock: &wtLock,
+		Logger:       g.Logger,
 	})
 	board := newSpecBoard(g.Stdout)
 	defer board.close()
 	fmt.Fprintf(g.Stdout, "running %d specs, %d at a time, landing on %s\n", len(specs), cfg.Specs.Parallel, target)
 	return p.RunParallel(ctx, specs, spec.ParallelOptions{
-		N:      cfg.Specs.Parallel,
-		Target: target,
-		Start:  strings.TrimSpace(start),
-		Queue:  queue,
+		N:            cfg.Specs.Parallel,
+		Target:       target,
+		Start:        strings.TrimSpace(start),
+		Queue:        queue,
+		WorktreeLock: &wtLock,
 		OpenSnapshots: func(ctx context.Context, dir string) (spec.Snapshots, error) {
 			return snapshot.Open(ctx, dir, g.Logger)
 		},

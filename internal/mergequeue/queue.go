@@ -89,8 +89,13 @@ type Options struct {
 	Wait time.Duration
 	// Say receives one line when a landing has to wait, and when it goes
 	// on; nil discards them.
-	Say    func(line string)
-	Logger *slog.Logger
+	Say func(line string)
+	// WorktreeLock, when set, is held while the queue reads the
+	// repository's list of worktrees: git misreads a worktree another
+	// process is adding at that moment, so a caller that adds and removes
+	// worktrees while landings run holds the same lock around those.
+	WorktreeLock sync.Locker
+	Logger       *slog.Logger
 }
 
 // Queue lands branches one at a time, first come first served. Its
@@ -276,6 +281,10 @@ func (q *Queue) rebase(ctx context.Context, dir, tip string) ([]string, error) {
 // files follow; a refusal because of the user's own changes comes back as
 // blocked (git's reason), anything else as an error.
 func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked string, err error) {
+	if l := q.opt.WorktreeLock; l != nil {
+		l.Lock()
+		defer l.Unlock()
+	}
 	dir, err := checkedOut(ctx, q.opt.Repo, q.opt.Target)
 	if err != nil {
 		return "", err

@@ -43,8 +43,12 @@ type ParallelOptions struct {
 	Target string
 	// Start is the commit a new spec worktree starts from.
 	Start string
-	// Queue lands the done specs' branches on Target.
+	// Queue lands the done specs' branches on Target; its WorktreeLock
+	// should be WorktreeLock.
 	Queue *mergequeue.Queue
+	// WorktreeLock is held around every git worktree add, remove and
+	// prune of the run; nil uses a lock of the run's own.
+	WorktreeLock sync.Locker
 	// OpenSnapshots opens the snapshot store of a worktree.
 	OpenSnapshots func(ctx context.Context, dir string) (Snapshots, error)
 	// MaxCost ends the run once all specs together cost more; 0 is none.
@@ -73,6 +77,9 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if po.WorktreeLock == nil {
+		po.WorktreeLock = &sync.Mutex{}
+	}
 	d := &driver{p: p, po: po, cancel: cancel}
 	if po.Line == nil {
 		d.po.Line = func(_ Spec, line string) { p.progress("%s", line) }
@@ -257,7 +264,7 @@ func (d *driver) runOne(ctx context.Context, s Spec) (Result, error) {
 			if err := recs.PutSpec(ctx, rec); err != nil {
 				return Result{}, err
 			}
-			if err := removeWorktree(ctx, main.Root, wt, ""); err != nil {
+			if err := d.removeWorktree(ctx, wt, ""); err != nil {
 				return Result{}, err
 			}
 			say("CONFLICT: %s", rec.LastResult)
@@ -282,6 +289,8 @@ func ConflictInstruction(branch, target, why string) string {
 func (d *driver) worktree(ctx context.Context, s Spec, branch string) (string, error) {
 	root := d.p.opt.Layout.Root
 	dir := WorktreeDir(root, s)
+	d.po.WorktreeLock.Lock()
+	defer d.po.WorktreeLock.Unlock()
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		if err := mergequeue.AbortRebase(ctx, dir); err != nil {
 			return "", err
@@ -346,7 +355,7 @@ func (d *driver) landed(ctx context.Context, s Spec, wl Layout, rec *store.SpecR
 	if err := d.p.opt.Records.PutSpec(ctx, *rec); err != nil {
 		return err
 	}
-	return removeWorktree(ctx, main.Root, wl.Root, rec.Branch)
+	return d.removeWorktree(ctx, wl.Root, rec.Branch)
 }
 
 // sendBack puts the spec back before its implementation, on the target's
@@ -388,7 +397,10 @@ func (d *driver) sendBack(ctx context.Context, s Spec, wl Layout, rec *store.Spe
 }
 
 // removeWorktree removes a worktree (and branch, when given) and prunes.
-func removeWorktree(ctx context.Context, root, dir, branch string) error {
+func (d *driver) removeWorktree(ctx context.Context, dir, branch string) error {
+	d.po.WorktreeLock.Lock()
+	defer d.po.WorktreeLock.Unlock()
+	root := d.p.opt.Layout.Root
 	if _, err := os.Stat(dir); err == nil {
 		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "--force", dir); err != nil {
 			return err
