@@ -192,8 +192,8 @@ i=0; until [ "$(ls "$MARKS" | wc -l)" -ge $want ]; do sleep 0.1; i=$((i+1)); [ $
 				overlaps++
 			}
 		}
-		if overlaps != 2 {
-			t.Errorf("%s's implementer overlapped %d others, want 2 (two rounds of three)", c.SpecID, overlaps)
+		if overlaps < 2 {
+			t.Errorf("%s's implementer overlapped %d others, want at least 2 (two rounds of three)", c.SpecID, overlaps)
 		}
 		want := filepath.Join(".ralph", "worktrees", strings.TrimSuffix(c.SpecID, ".md"))
 		if !strings.HasSuffix(c.Worktree, want) {
