@@ -96,7 +96,8 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || d.budget() != nil {
+			<-sem
 			break
 		}
 		wg.Add(1)
@@ -105,7 +106,7 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 			defer func() { <-sem }()
 			res, err := d.runOne(ctx, s)
 			results[i], errs[i] = res, err
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrMaxCost) {
 				cancel(err)
 			}
 		}()
@@ -124,10 +125,8 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 			rep.Results = append(rep.Results, results[i])
 		}
 	}
-	if cause := context.Cause(ctx); runErr != nil && cause != nil && !errors.Is(runErr, cause) {
-		runErr = fmt.Errorf("%w (%w)", runErr, cause)
-	} else if runErr == nil && cause != nil {
-		runErr = cause
+	if err := d.budget(); err != nil {
+		runErr = err // what cut the specs short
 	}
 	if _, err := mergequeue.Git(context.WithoutCancel(ctx), p.opt.Layout.Root, "worktree", "prune"); err != nil && runErr == nil {
 		runErr = err
@@ -149,12 +148,18 @@ type driver struct {
 func (d *driver) spend(usd float64) {
 	d.mu.Lock()
 	d.cost += usd
-	over := d.po.MaxCost > 0 && d.cost > d.po.MaxCost
-	total := d.cost
 	d.mu.Unlock()
-	if over {
-		d.cancel(fmt.Errorf("%w ($%.2f spent, limit $%.2f)", ErrMaxCost, total, d.po.MaxCost))
+}
+
+// budget refuses new agent calls once the run has spent more than
+// MaxCost; the calls running then finish.
+func (d *driver) budget() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.po.MaxCost > 0 && d.cost > d.po.MaxCost {
+		return fmt.Errorf("%w ($%.2f spent, limit $%.2f)", ErrMaxCost, d.cost, d.po.MaxCost)
 	}
+	return nil
 }
 
 // lineWriter turns a spec pipeline's progress into Line calls.
@@ -223,7 +228,7 @@ func (d *driver) runOne(ctx context.Context, s Spec) (Result, error) {
 	}
 	opt := d.p.opt
 	opt.Layout, opt.Snapshots, opt.Worktree = layout, lockedSnapshots{snaps, &d.snap}, wt
-	opt.Progress, opt.OnCost = lineWriter{s, d.po.Line}, d.spend
+	opt.Progress, opt.OnCost, opt.Budget = lineWriter{s, d.po.Line}, d.spend, d.budget
 	p := New(opt)
 	var cost float64
 	for {
@@ -292,10 +297,21 @@ func (d *driver) worktree(ctx context.Context, s Spec, branch string) (string, e
 	d.po.WorktreeLock.Lock()
 	defer d.po.WorktreeLock.Unlock()
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		if err := mergequeue.AbortRebase(ctx, dir); err != nil {
+		gitDir, err := mergequeue.Git(ctx, dir, "rev-parse", "--absolute-git-dir")
+		if err != nil {
 			return "", err
 		}
-		return dir, nil
+		lock, _ := os.ReadFile(filepath.Join(strings.TrimSpace(gitDir), "locked"))
+		if !strings.Contains(string(lock), "initializing") {
+			if err := mergequeue.AbortRebase(ctx, dir); err != nil {
+				return "", err
+			}
+			return dir, nil
+		}
+		// git worktree add died half-way: make it again.
+		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "-f", "-f", dir); err != nil {
+			return "", err
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil { // a half-made worktree
 		return "", err
@@ -307,7 +323,8 @@ func (d *driver) worktree(ctx context.Context, s Spec, branch string) (string, e
 	if _, err := mergequeue.Git(ctx, root, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
 		args = []string{"worktree", "add", "-q", "-b", branch, dir, d.po.Start}
 	}
-	if _, err := mergequeue.Git(ctx, root, args...); err != nil {
+	// Not cut short by Ctrl-C: a half-made worktree stays locked.
+	if _, err := mergequeue.Git(context.WithoutCancel(ctx), root, args...); err != nil {
 		return "", fmt.Errorf("create the worktree of %s: %w", s.Rel, err)
 	}
 	// What the agents keep in the worktree's .ralph/ (prompts, logs) is
@@ -402,7 +419,7 @@ func (d *driver) removeWorktree(ctx context.Context, dir, branch string) error {
 	defer d.po.WorktreeLock.Unlock()
 	root := d.p.opt.Layout.Root
 	if _, err := os.Stat(dir); err == nil {
-		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "--force", dir); err != nil {
+		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "-f", "-f", dir); err != nil {
 			return err
 		}
 	}

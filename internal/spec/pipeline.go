@@ -90,6 +90,11 @@ type Options struct {
 	// OnCost receives the cost of every agent call; nil ignores it. A
 	// parallel run sums it for its whole-run budget.
 	OnCost func(usd float64)
+	// Budget, when set, is asked before every step (plan, implement,
+	// verify): an error (one that wraps ErrMaxCost) ends the spec's run
+	// before the step, the spec left where it was for the next run to
+	// resume. Steps already running finish and are recorded.
+	Budget func() error
 }
 
 // CallRecords is what the pipeline records of every agent call when its
@@ -288,6 +293,11 @@ func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		if p.opt.Budget != nil {
+			if err := p.opt.Budget(); err != nil {
+				return Result{}, err
+			}
+		}
 		if r.retry {
 			if err := p.backoff(ctx, r.failures); err != nil {
 				return Result{}, err
@@ -478,5 +488,5 @@ func note(dir, name, format string, args ...any) {
 
 // fatal reports whether an agent error ends the whole run.
 func fatal(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable)
+	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable) || errors.Is(err, ErrMaxCost)
 }
