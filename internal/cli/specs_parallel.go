@@ -87,15 +87,19 @@ type specBoard struct {
 	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
+	width int // of the terminal; lines are cut to it so none wraps
 	order []string
 	lines map[string]string
 	drawn int
 }
 
 func newSpecBoard(w io.Writer) *specBoard {
-	b := &specBoard{w: w, lines: map[string]string{}}
+	b := &specBoard{w: w, lines: map[string]string{}, width: 80}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		b.tty = true
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 10 {
+			b.width = cols
+		}
 	}
 	return b
 }
@@ -115,9 +119,18 @@ func (b *specBoard) line(s spec.Spec, line string) {
 		fmt.Fprintf(b.w, "\x1b[%dA", b.drawn)
 	}
 	for _, rel := range b.order {
-		fmt.Fprintf(b.w, "\x1b[2K  %s\n", b.lines[rel])
+		fmt.Fprintf(b.w, "\x1b[2K  %s\n", cut(b.lines[rel], b.width-3))
 	}
 	b.drawn = len(b.order)
 }
 
 func (b *specBoard) close() {}
+
+// cut shortens s to n runes, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
