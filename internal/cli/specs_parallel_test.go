@@ -203,12 +203,18 @@ i=0; until [ "$(ls "$MARKS" | wc -l)" -ge $want ]; do sleep 0.1; i=$((i+1)); [ $
 	}
 }
 
-// kill -9 of ralph specs run --parallel 3 while three implementers run:
-// the same command again ends the orphaned agents, resumes the three in
-// their worktrees, runs the other three, and lands all six once each; the
-// database passes PRAGMA integrity_check.
-func TestSpecsParallelKillNineResume(t *testing.T) {
+// kill -9 (or Ctrl-C) of ralph specs run --parallel 3 while three
+// implementers run: the same command again ends the orphaned agents (after
+// kill -9), resumes the three in their worktrees, runs the other three, and
+// lands all six once each; the database passes PRAGMA integrity_check.
+func TestSpecsParallelKillThenResume(t *testing.T) {
 	bin := buildRalph(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { killThenResume(t, bin, sig) })
+	}
+}
+
+func killThenResume(t *testing.T, bin string, sig syscall.Signal) {
 	dir := parallelProject(t, `[ -e "$MARKS/../resumed" ] || sleep 60`)
 	marks := os.Getenv("MARKS")
 	run := exec.Command(bin, specsRunArgs...)
@@ -230,10 +236,15 @@ func TestSpecsParallelKillNineResume(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := run.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := run.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	_ = run.Wait()
+	err := run.Wait()
+	if sig == syscall.SIGINT {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 || !strings.Contains(out.String(), "interrupted (run ralph specs run again to resume)") {
+			t.Fatalf("Ctrl-C: %v\n%s", err, out.String())
+		}
+	}
 	if got := gitIn(t, dir, "rev-list", "--count", "main"); got != "1" {
 		t.Fatalf("something landed before the kill: %s commits", got)
 	}
@@ -260,12 +271,10 @@ func TestSpecsParallelKillNineResume(t *testing.T) {
 	assertLanded(t, dir)
 	calls := implementerCalls(t, dir)
 	if len(calls) != 9 {
-		t.Errorf("%d implementer calls, want 9 (3 killed, 6 finished)", len(calls))
+		t.Errorf("%d implementer calls, want 9 (3 cut short, 6 finished)", len(calls))
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".ralph", "worktrees")); err == nil {
-		if left, _ := os.ReadDir(filepath.Join(dir, ".ralph", "worktrees")); len(left) != 0 {
-			t.Errorf("worktree folders left: %v", left)
-		}
+	if left, _ := os.ReadDir(filepath.Join(dir, ".ralph", "worktrees")); len(left) != 0 {
+		t.Errorf("worktree folders left: %v", left)
 	}
 }
 

@@ -406,6 +406,7 @@ stylesheet = "src/index.css"
 dir = "specs"
 max_attempts = 3           # failed plan, implementation and verify attempts per spec
 backoff = "10s"            # wait before a retry, doubling each time
+parallel = 1               # specs at once, each in a git worktree (ralph specs run --parallel N)
 # planner_promise = "<promise>COMPLETE</promise>"
 # implementer_promise = "<promise>COMPLETE</promise>"
 # pass_promise = "<promise>PASS</promise>"

@@ -231,6 +231,9 @@ func (q *Queue) land(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		if blocked == errMoved {
+			continue
+		}
 		if blocked == "" {
 			if said {
 				q.opt.Say(fmt.Sprintf("%s: landed on %s after waiting", req.Name, q.opt.Target))
@@ -251,6 +254,10 @@ func (q *Queue) land(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 }
+
+// errMoved is fastForward's word for a target that moved since the
+// landing read its tip.
+const errMoved = "\x00moved"
 
 // rebase rebases the worktree's branch onto tip; it returns the
 // conflicting files (nil when the rebase succeeded), the rebase aborted.
@@ -298,7 +305,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 		return "", err
 	}
 	if cur != tip {
-		return "", fmt.Errorf("%s moved from %s to %s during the landing", q.opt.Target, short(tip), short(cur))
+		return errMoved, nil // someone committed meanwhile: rebase again
 	}
 	_, err = Git(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
 	if err == nil {
