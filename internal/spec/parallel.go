@@ -97,8 +97,7 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil || d.budget() != nil {
-			<-sem
-			break
+			break // a slot taken here stays taken: no worker waits for it
 		}
 		wg.Add(1)
 		go func() {
