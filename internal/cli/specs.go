@@ -358,7 +358,12 @@ func newSpecsStatusCommand(g *Globals) *cobra.Command {
 invalidated, candidate, done, failed, or the step a running pipeline is
 in), its plan attempt, its implementation attempts, the last result and the
 agents' cost. The files in DIR decide the state; the store adds the rest.
-Works while a run is going.`,
+Works while a run is going.
+
+After a parallel run (ralph specs run --parallel N), a spec still in its
+worktree is read from there and listed below the table with its worktree
+and branch; "landing" is done and waiting in the merge queue; "conflict"
+could not land, and the line below the table says what to do.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
