@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/engine"
-	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -137,14 +136,8 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	var wtLock sync.Mutex
 	q := mergequeue.New(mergequeue.Options{
 		Repo: ws.Root, Target: target, WorktreeLock: &wtLock, Logger: g.Logger,
-		Say: func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
-		Gates: func(ctx context.Context, dir string) (string, error) {
-			results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
-			if len(gate.Failed(results)) > 0 {
-				return gate.Feedback(results), ctx.Err()
-			}
-			return "", ctx.Err()
-		},
+		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		Gates: landingGates(gates),
 	})
 	lr, err := q.Land(ctx, mergequeue.Request{Branch: branch, Worktree: dir, Name: "task " + strconv.Itoa(n)})
 	if err != nil {

@@ -48,18 +48,9 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 	gates := specGates(cfg)
 	var wtLock sync.Mutex
 	queue := mergequeue.New(mergequeue.Options{
-		Repo:   ws.Root,
-		Target: target,
-		Gates: func(ctx context.Context, dir string) (string, error) {
-			results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-			if len(gate.Failed(results)) > 0 {
-				return gate.Feedback(results), nil
-			}
-			return "", nil
-		},
+		Repo:         ws.Root,
+		Target:       target,
+		Gates:        landingGates(gates),
 		Say:          func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		WorktreeLock: &wtLock,
 		Logger:       g.Logger,
@@ -133,4 +124,25 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// landingGates runs the spec gates on a rebased branch for the merge
+// queue: "" when they pass, else the failed gates on the first line and
+// their feedback below.
+func landingGates(gates []gate.Gate) mergequeue.Gates {
+	return func(ctx context.Context, dir string) (string, error) {
+		results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		failed := gate.Failed(results)
+		if len(failed) == 0 {
+			return "", nil
+		}
+		names := make([]string, len(failed))
+		for i, f := range failed {
+			names[i] = f.Gate
+		}
+		return strings.Join(names, ", ") + "\n\n" + gate.Feedback(results), nil
+	}
 }

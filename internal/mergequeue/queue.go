@@ -73,7 +73,8 @@ type Result struct {
 }
 
 // Gates checks a rebased branch in its worktree: "" when it may land,
-// else the failure as feedback. An error ends the landing.
+// else the failure as feedback, its first line a summary (the failed
+// gates). An error ends the landing.
 type Gates func(ctx context.Context, dir string) (problem string, err error)
 
 // Options configure a Queue.
@@ -222,7 +223,7 @@ func (q *Queue) land(ctx context.Context, req Request) (Result, error) {
 				}
 				if problem != "" {
 					q.log.Info("gates failed after rebase", "branch", req.Branch)
-					reason := fmt.Sprintf("after rebasing %s onto %s (%s) the gates failed:\n%s", req.Branch, q.opt.Target, short(tip), problem)
+					reason := fmt.Sprintf("after rebasing %s onto %s (%s) the gates failed: %s", req.Branch, q.opt.Target, short(tip), problem)
 					return Result{Outcome: Conflict, Commit: tip, Rebased: true, Reason: reason}, nil
 				}
 			}
