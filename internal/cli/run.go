@@ -128,7 +128,9 @@ the loop picks up at the next iteration with everything on disk and in the
 store as it was. A run killed while its task was starting, even before the
 task was recorded, is started or finished as it began. The run's agent and
 limits are used unless flags say otherwise. A task that ended is not
-restarted; a stopped one only with --force.`,
+restarted; a stopped one only with --force. A ralph run --worktree task
+continues in its worktree and lands through the merge queue when it
+completes; one that completed but could not land is landed again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTask(cmd.Context(), g, &o, "")
@@ -187,6 +189,15 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	defer st.Close()
 	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		return err
+	}
+	if message == "" {
+		// An unlanded ralph run --worktree task newer than the last plain
+		// run continues in its worktree.
+		if rec, err := currentWorktreeTask(ctx, ws, st); err != nil {
+			return err
+		} else if rec != nil {
+			return resumeWorktreeTask(ctx, g, ws, st, cfg, o, rec)
+		}
 	}
 	start := message != ""
 	var note string

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,10 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -76,62 +80,211 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		}
 		n++
 	}
-	branch := "ralph/task/" + strconv.Itoa(n)
-	dir := filepath.Join(ws.Path(workspace.Worktrees), "task-"+strconv.Itoa(n))
-	rel := filepath.Join(workspace.Dir, workspace.Worktrees, "task-"+strconv.Itoa(n))
+	req, err := newRequest(message, o)
+	if err != nil {
+		return err
+	}
+	rec := &worktreeTask{
+		Number: n, Dir: filepath.Join(workspace.Dir, workspace.Worktrees, "task-"+strconv.Itoa(n)),
+		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: message,
+		Token: req.Token, Options: req.Options, At: req.At,
+	}
 	if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "prune"); err != nil {
 		return err
 	}
-	if _, err := mergequeue.Git(context.WithoutCancel(ctx), ws.Root, "worktree", "add", "-q", "-b", branch, dir, "HEAD"); err != nil {
+	// Recorded before the worktree exists: ralph resume finishes whatever
+	// a kill interrupted from here on.
+	if err := rec.save(ctx, st); err != nil {
+		return err
+	}
+	return driveWorktreeTask(ctx, g, ws, st, cfg, o, rec, true)
+}
+
+// keyWorktreeTask holds the task ralph run --worktree started last and
+// that has not landed yet: ralph resume continues it, ralph status shows
+// its state.
+const keyWorktreeTask = "cli:worktree_task"
+
+// worktreeTask is a ralph run --worktree task, kept in the store until it
+// lands.
+type worktreeTask struct {
+	Number int `json:"number"`
+	// Dir is the worktree, relative to the repository's root.
+	Dir     string         `json:"dir"`
+	Branch  string         `json:"branch"`
+	Target  string         `json:"target"`
+	Message string         `json:"message"`
+	Token   string         `json:"token"`
+	Options requestOptions `json:"options"`
+	// Landing is set once the task completed and its changes are
+	// committed on Branch: what is left is landing it.
+	Landing bool      `json:"landing,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+func (w *worktreeTask) save(ctx context.Context, st *store.Store) error {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
+	if err := st.SetState(ctx, keyWorktreeTask, string(b)); err != nil {
+		return fmt.Errorf("record the worktree task: %w", err)
+	}
+	return nil
+}
+
+// taskID is the store's id of the task, false while it is not recorded.
+func (w *worktreeTask) taskID(ctx context.Context, st *store.Store) (int64, bool) {
+	v, ok, err := st.State(ctx, store.RequestKey(w.Token))
+	if err != nil || !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	return id, err == nil && id > 0
+}
+
+// currentWorktreeTask returns the unlanded ralph run --worktree task when
+// it is newer than the last plain ralph run (whose request is in the main
+// .ralph/request.json); nil otherwise.
+func currentWorktreeTask(ctx context.Context, ws *workspace.Workspace, st *store.Store) (*worktreeTask, error) {
+	raw, ok, err := st.State(ctx, keyWorktreeTask)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var w worktreeTask
+	if err := json.Unmarshal([]byte(raw), &w); err != nil || w.Number == 0 || w.Branch == "" {
+		return nil, nil
+	}
+	if req := loadRequest(ws); req != nil && req.At.After(w.At) {
+		return nil, nil
+	}
+	return &w, nil
+}
+
+// resumeWorktreeTask continues an interrupted ralph run --worktree task in
+// its worktree, or lands one that completed but could not land.
+func resumeWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, rec *worktreeTask) error {
+	o.inherit(rec.Options)
+	_, recorded := rec.taskID(ctx, st)
+	fmt.Fprintf(g.Stdout, "resuming task %d in %s on %s\n", rec.Number, rec.Dir, rec.Branch)
+	return driveWorktreeTask(ctx, g, ws, st, cfg, o, rec, !recorded && !rec.Landing)
+}
+
+// ensureWorktree checks out rec's branch in its worktree unless it is
+// there already; a branch that does not exist yet starts from HEAD.
+func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
+	dir := filepath.Join(ws.Root, rec.Dir)
+	if ok, _ := workspace.Exists(filepath.Join(dir, ".git")); ok {
+		return nil
+	}
+	if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "prune"); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	args := []string{"worktree", "add", "-q", dir, rec.Branch}
+	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "refs/heads/"+rec.Branch); err != nil {
+		args = []string{"worktree", "add", "-q", "-b", rec.Branch, dir, "HEAD"}
+	}
+	if _, err := mergequeue.Git(context.WithoutCancel(ctx), ws.Root, args...); err != nil {
 		return fmt.Errorf("create the task's worktree: %w", err)
 	}
-	// The worktree's .ralph/ is the task's own and is never committed.
-	wws := &workspace.Workspace{Root: dir}
-	if err := workspace.WriteFile(filepath.Join(dir, workspace.Dir, ".gitignore"), []byte("*\n")); err != nil {
+	return nil
+}
+
+// driveWorktreeTask runs (start) or resumes rec's task in its worktree,
+// commits a completed task's changes on its branch and lands the branch
+// through the merge queue; a landed task's worktree, branch and record
+// are removed.
+func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, rec *worktreeTask, start bool) error {
+	n, branch, rel := rec.Number, rec.Branch, rec.Dir
+	dir := filepath.Join(ws.Root, rec.Dir)
+	if err := ensureWorktree(ctx, ws, rec); err != nil {
 		return err
 	}
-	if err := wws.Init(); err != nil {
-		return err
-	}
-	if err := wws.SetInt(workspace.TaskCounter, n-1); err != nil {
-		return err
-	}
-	o.apply(&cfg)
-	ag, fallbacks, err := buildAgents(wws, cfg, o.agent, g.Logger)
-	if err != nil {
-		return err
-	}
-	opt, err := engineOptions(ctx, g, wws, st, cfg, ag)
-	if err != nil {
-		return err
-	}
-	if len(fallbacks) > 0 {
-		opt.Fallbacks = fallbacks
-	}
-	rep := newReporter(g.Stdout, o.json)
-	defer rep.Close()
-	opt.Reporter = rep
-	fmt.Fprintf(g.Stdout, "task %d runs in %s on %s\n", n, rel, branch)
-	out, err := engine.New(wws, st, opt).Run(ctx, message)
-	_ = ws.SetInt(workspace.TaskCounter, max(n, ws.Int(workspace.TaskCounter)))
-	if err != nil {
-		if ctx.Err() != nil {
-			return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept): %w", rel, branch, err)}
+	if !rec.Landing {
+		// The worktree's .ralph/ is the task's own and is never committed.
+		wws := &workspace.Workspace{Root: dir}
+		if err := workspace.WriteFile(filepath.Join(dir, workspace.Dir, ".gitignore"), []byte("*\n")); err != nil {
+			return err
 		}
-		return err
-	}
-	if out.Reason != engine.Completed {
-		fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
-		return &ExitError{Code: out.Reason.ExitCode()}
-	}
-	if _, err := mergequeue.Git(ctx, dir, "add", "-A"); err != nil {
-		return err
-	}
-	if _, err := mergequeue.Git(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-		if _, err := mergequeue.Git(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, trimOneLine(message, 72))); err != nil {
+		if err := wws.Init(); err != nil {
+			return err
+		}
+		if start {
+			if err := wws.SetInt(workspace.TaskCounter, n-1); err != nil {
+				return err
+			}
+		}
+		o.apply(&cfg)
+		ag, fallbacks, err := buildAgents(wws, cfg, o.agent, g.Logger)
+		if err != nil {
+			return err
+		}
+		if b, err := json.Marshal(o.agent); err == nil {
+			_ = st.SetState(ctx, keyAgentFlags, string(b))
+		}
+		opt, err := engineOptions(ctx, g, wws, st, cfg, ag)
+		if err != nil {
+			return err
+		}
+		if len(fallbacks) > 0 {
+			opt.Fallbacks = fallbacks
+		}
+		rep := newReporter(g.Stdout, o.json)
+		defer rep.Close()
+		opt.Reporter = rep
+		var out engine.Outcome
+		id, recorded := rec.taskID(ctx, st)
+		var t store.Task
+		if recorded {
+			if t, err = st.GetTask(ctx, id); err != nil {
+				return err
+			}
+		}
+		switch {
+		case start:
+			fmt.Fprintf(g.Stdout, "task %d runs in %s on %s\n", n, rel, branch)
+			opt.Request = rec.Token
+			out, err = engine.New(wws, st, opt).Run(ctx, rec.Message)
+		case t.Status == store.TaskDone && t.Reason == string(engine.Completed):
+			// Killed after the task completed, before it landed.
+			out = engine.Outcome{Reason: engine.Completed, Task: t.Number, TaskID: t.ID}
+		default:
+			if latest, lerr := st.LatestTask(ctx); lerr != nil || latest.ID != id {
+				return &ExitError{Code: 1, Err: fmt.Errorf("%w: task %d in %s is not the latest task", engine.ErrNothingToResume, n, rel)}
+			}
+			out, err = engine.New(wws, st, opt).Resume(ctx, o.force)
+		}
+		_ = ws.SetInt(workspace.TaskCounter, max(n, ws.Int(workspace.TaskCounter)))
+		if errors.Is(err, engine.ErrNothingToResume) {
+			return &ExitError{Code: 1, Err: err}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept; continue with ralph resume): %w", rel, branch, err)}
+			}
+			return err
+		}
+		if out.Reason != engine.Completed {
+			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
+			return &ExitError{Code: out.Reason.ExitCode()}
+		}
+		if _, err := mergequeue.Git(ctx, dir, "add", "-A"); err != nil {
+			return err
+		}
+		if _, err := mergequeue.Git(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := mergequeue.Git(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, trimOneLine(rec.Message, 72))); err != nil {
+				return err
+			}
+		}
+		rec.Landing = true
+		if err := rec.save(ctx, st); err != nil {
 			return err
 		}
 	}
+	target := rec.Target
 	gates := specGates(cfg)
 	var wtLock sync.Mutex
 	q := mergequeue.New(mergequeue.Options{
@@ -147,7 +300,7 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "remove", "-f", "-f", dir); err != nil {
 			return err
 		}
-		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task %d could not land on %s: %s; branch %s kept", n, target, firstLineOf(lr.Reason), branch)}
+		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch)}
 	}
 	for _, args := range [][]string{{"worktree", "remove", "-f", "-f", dir}, {"branch", "-D", "-q", branch}, {"worktree", "prune"}} {
 		if _, err := mergequeue.Git(ctx, ws.Root, args...); err != nil {
@@ -155,6 +308,9 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := st.DeleteState(ctx, keyWorktreeTask); err != nil {
 		return err
 	}
 	fmt.Fprintf(g.Stdout, "task %d landed on %s as %s\n", n, target, lr.Commit[:12])

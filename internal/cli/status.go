@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,10 @@ type statusReport struct {
 	Totals     totals               `json:"all_tasks"`
 	// Plan is the check of .ralph/plan.tsx as it is now; nil without one.
 	Plan *planStatus `json:"plan,omitempty"`
+	// Worktree and Branch are where a ralph run --worktree task runs; its
+	// phase, iteration and plan are read from there.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
 	// Specs are the specs a parallel spec run has in its worktrees.
 	Specs []store.SpecRecord `json:"specs,omitempty"`
 }
@@ -121,7 +126,21 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 	if err != nil {
 		return statusReport{}, err
 	}
-	rep := statusReport{Task: t, Phase: ws.Phase(), StatusFile: ws.Status(), Iteration: ws.Int(workspace.Iteration)}
+	// A ralph run --worktree task keeps its state files in its worktree.
+	tws := ws
+	var wt *worktreeTask
+	if rec, err := currentWorktreeTask(ctx, ws, st); err == nil && rec != nil {
+		if id, ok := rec.taskID(ctx, st); ok && id == t.ID {
+			wt = rec
+			if ok, _ := workspace.Exists(filepath.Join(ws.Root, rec.Dir, workspace.Dir)); ok {
+				tws = &workspace.Workspace{Root: filepath.Join(ws.Root, rec.Dir)}
+			}
+		}
+	}
+	rep := statusReport{Task: t, Phase: tws.Phase(), StatusFile: tws.Status(), Iteration: tws.Int(workspace.Iteration)}
+	if wt != nil {
+		rep.Worktree, rep.Branch = wt.Dir, wt.Branch
+	}
 	if pid := ws.HolderPID(); pid != 0 {
 		rep.Running, rep.PID = true, pid
 	}
@@ -137,7 +156,7 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 			}
 		}
 	}
-	rep.Plan = checkPlan(ctx, ws)
+	rep.Plan = checkPlan(ctx, tws)
 	if rep.Steps, err = st.Steps(ctx, t.ID); err != nil {
 		return rep, err
 	}
@@ -177,6 +196,9 @@ func printStatus(g *Globals, r statusReport) {
 	fmt.Fprintf(g.Stdout, "  state:      %s\n", state)
 	if t.Status == store.TaskDone {
 		fmt.Fprintf(g.Stdout, "  ended:      %s — %s\n", t.Reason, t.Detail)
+	}
+	if r.Worktree != "" {
+		fmt.Fprintf(g.Stdout, "  worktree:   %s on branch %s\n", r.Worktree, r.Branch)
 	}
 	fmt.Fprintf(g.Stdout, "  type:       %s\n", t.Type)
 	fmt.Fprintf(g.Stdout, "  agent:      %s\n", t.Agent)
