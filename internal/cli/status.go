@@ -36,6 +36,8 @@ type statusReport struct {
 	// phase, iteration and plan are read from there.
 	Worktree string `json:"worktree,omitempty"`
 	Branch   string `json:"branch,omitempty"`
+	// NotLanded says the worktree task completed but has not landed yet.
+	NotLanded bool `json:"not_landed,omitempty"`
 	// Specs are the specs a parallel spec run has in its worktrees.
 	Specs []store.SpecRecord `json:"specs,omitempty"`
 }
@@ -74,7 +76,7 @@ func newStatusCommand(g *Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show where the current task stands",
-		Long:  "Show the current task: its phase, iteration, last gate results, cost and\nwhether a run is active. Works while a run is going.",
+		Long:  "Show the current task: its phase, iteration, last gate results, cost and\nwhether a run is active. Works while a run is going. A ralph run --worktree\ntask shows its worktree's state and names its worktree and branch.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -139,7 +141,7 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 	}
 	rep := statusReport{Task: t, Phase: tws.Phase(), StatusFile: tws.Status(), Iteration: tws.Int(workspace.Iteration)}
 	if wt != nil {
-		rep.Worktree, rep.Branch = wt.Dir, wt.Branch
+		rep.Worktree, rep.Branch, rep.NotLanded = wt.Dir, wt.Branch, wt.Landing
 	}
 	if pid := ws.HolderPID(); pid != 0 {
 		rep.Running, rep.PID = true, pid
@@ -170,6 +172,11 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 	for _, it := range its {
 		rep.ToolCalls += it.ToolCalls
 	}
+	if wt != nil && tws == ws && len(its) > 0 {
+		// The worktree is gone (a landing that failed): the store knows.
+		rep.Iteration = its[len(its)-1].Number
+		rep.Phase, rep.StatusFile = "landing", "complete"
+	}
 	all, err := st.Tasks(ctx)
 	if err != nil {
 		return rep, err
@@ -199,6 +206,9 @@ func printStatus(g *Globals, r statusReport) {
 	}
 	if r.Worktree != "" {
 		fmt.Fprintf(g.Stdout, "  worktree:   %s on branch %s\n", r.Worktree, r.Branch)
+		if r.NotLanded {
+			fmt.Fprintf(g.Stdout, "  landing:    not landed yet — ralph resume lands it\n")
+		}
 	}
 	fmt.Fprintf(g.Stdout, "  type:       %s\n", t.Type)
 	fmt.Fprintf(g.Stdout, "  agent:      %s\n", t.Agent)
