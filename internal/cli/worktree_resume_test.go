@@ -30,6 +30,13 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 // user's uncommitted and untracked files in the main tree are untouched.
 func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 	bin := buildRalph(t)
+	// The task's commit needs an identity on any machine.
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "ralph test", "GIT_AUTHOR_EMAIL": "test@ralph.invalid",
+		"GIT_COMMITTER_NAME": "ralph test", "GIT_COMMITTER_EMAIL": "test@ralph.invalid",
+	} {
+		t.Setenv(k, v)
+	}
 	for _, point := range []string{
 		pausepoint.TaskRecorded, pausepoint.TaskPreSnapshot, pausepoint.TaskCounter,
 		pausepoint.TaskWritten, pausepoint.IterationFile + "@2", pausepoint.PlanValidation,
