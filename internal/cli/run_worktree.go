@@ -80,6 +80,10 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		}
 		n++
 	}
+	if old, err := currentWorktreeTask(ctx, ws, st); err == nil && old != nil {
+		// Only the newest worktree task is resumable: say what is left.
+		fmt.Fprintf(g.Stderr, "ralph: task %d in %s has not landed; ralph resume will no longer continue it (its branch %s is kept)\n", old.Number, old.Dir, old.Branch)
+	}
 	req, err := newRequest(message, o)
 	if err != nil {
 		return err
