@@ -9,10 +9,16 @@ GO ?= go
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd internal/temporaltest && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## The tests against an in-process Temporal server live in their own Go
+## module (internal/temporaltest), so the server stays out of ralph's
+## go.sum and binary; they drive the ralph binary as real processes.
 
 ## deps: Go modules, the pinned agent CLIs (npm) and a git identity
 deps:
 	$(GO) mod download
+	cd internal/temporaltest && $(GO) mod download
 	./scripts/install-agent-clis.sh
 	./scripts/ensure-git-identity.sh
 
