@@ -121,5 +121,6 @@ Start with:
 		newSpecsCommand(g),
 		newDoctorCommand(g),
 	)
+	addTemporal(g, root)
 	return root
 }

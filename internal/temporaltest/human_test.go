@@ -1,0 +1,85 @@
+package temporaltest
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var humanFiles = map[string]string{
+	"agent.json": `{"iterations": [
+  {"actions": [{"tool": "shell", "argv": ["cp", "plan.tsx", ".ralph/plan.tsx"]}], "final": "planned"},
+  {"actions": [{"tool": "write", "path": "step1.txt", "content": "1"}, {"tool": "write", "path": ".ralph/summary.md", "content": "Built\n"}, {"tool": "write", "path": ".ralph/status.txt", "content": "complete"}], "final": "done"},
+  {"actions": [{"tool": "write", "path": "step2.txt", "content": "2"}, {"tool": "write", "path": ".ralph/summary.md", "content": "Deployed\n"}, {"tool": "write", "path": ".ralph/status.txt", "content": "complete"}], "final": "done"}
+]}`,
+	"plan.tsx": `<Plan name="deploy">
+  <Phase name="Build">
+    <Step name="Make">Write step1.txt</Step>
+  </Phase>
+  <Phase name="Release">
+    <Human message="Deploy to prod?" timeout="120s" />
+    <Step name="Deploy">Write step2.txt</Step>
+  </Phase>
+</Plan>
+`,
+}
+
+var branchRE = regexp.MustCompile(`branch (ralph/task/[0-9a-f]+) pushed`)
+
+// A <Human> in a task's orchestration plan, running on a worker, is
+// answered from a third process through a workflow signal: approved, the
+// workflow continues to the next step; rejected, it follows onReject
+// (stop: the task ends as rejected, exit 9).
+func TestHumanAnswerIsASignal(t *testing.T) {
+	c := newCluster(t)
+	worker(t, c, "worker-a", 2)
+	for _, tc := range []struct {
+		answer string
+		code   int
+	}{{"approve", 0}, {"reject", 9}} {
+		t.Run(tc.answer, func(t *testing.T) {
+			work := repo(t, humanFiles)
+			runArgs := append([]string{"run"}, c.args()...)
+			runArgs = append(runArgs, "--agent", "script", "--script", "agent.json", "ship it")
+			sub := start(t, work, runArgs...)
+			pending := append([]string{"pending"}, c.args()...)
+			eventually(t, 90*time.Second, "the <Human> request to be pending", func() bool {
+				out, _ := runQuiet(work, ralphBin, pending...)
+				return strings.Contains(out, "Deploy to prod?")
+			})
+			st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...)
+			if !strings.Contains(st, "waiting for a human: request 1: Deploy to prod?") || !strings.Contains(st, "on worker-a") {
+				t.Errorf("status while waiting:\n%s", st)
+			}
+			ans := run(t, work, ralphBin, append(append([]string{tc.answer}, c.args()...), "1")...)
+			if !strings.Contains(ans, "request 1 of workflow ralph-task-") {
+				t.Errorf("%s said:\n%s", tc.answer, ans)
+			}
+			if code := sub.wait(t, 90*time.Second); code != tc.code {
+				t.Fatalf("ralph run --temporal exit %d, want %d:\n%s", code, tc.code, sub.Output())
+			}
+			out := sub.Output()
+			if !strings.Contains(out, "task ended on worker-a with exit code "+itoa(tc.code)) {
+				t.Errorf("submitter output:\n%s", out)
+			}
+			if tc.code != 0 {
+				if branchRE.MatchString(out) {
+					t.Errorf("a rejected task pushed a branch:\n%s", out)
+				}
+				return
+			}
+			m := branchRE.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no branch pushed:\n%s", out)
+			}
+			run(t, work, "git", "fetch", "-q", "origin", m[1])
+			if got := run(t, work, "git", "show", "FETCH_HEAD:step2.txt"); got != "2" {
+				t.Errorf("step2.txt on %s = %q, want the step after the approval", m[1], got)
+			}
+			if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "ended on worker-a with exit code 0") {
+				t.Errorf("status after the run:\n%s", st)
+			}
+		})
+	}
+}
