@@ -212,7 +212,9 @@ func newID() string {
 func progressLine(name string, s temporalrun.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:", name)
-	if p := s.Running; p != nil {
+	if p := s.Running; p != nil && p.Worker == "" {
+		fmt.Fprintf(&b, " attempt %d waiting for a worker", p.Attempt)
+	} else if p != nil {
 		fmt.Fprintf(&b, " attempt %d", p.Attempt)
 		if p.Worker != "" {
 			fmt.Fprintf(&b, " on %s", p.Worker)

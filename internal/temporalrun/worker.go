@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -28,6 +29,10 @@ func Serve(ctx context.Context, r *Runner, queue string, concurrency int) error 
 		// An attempt cancelled by its workflow ends its process group
 		// before the worker lets go of it.
 		WorkerStopTimeout: 0,
+		// Heartbeats carry the live progress status shows: send them
+		// within two seconds rather than at 80% of the timeout.
+		MaxHeartbeatThrottleInterval:     2 * time.Second,
+		DefaultHeartbeatThrottleInterval: 2 * time.Second,
 	})
 	Register(w, r)
 	if err := w.Start(); err != nil {

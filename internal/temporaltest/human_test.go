@@ -1,6 +1,7 @@
 package temporaltest
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,4 +83,40 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `ralph stop --temporal` from another process is a signal: the run on
+// the worker stops after its current iteration and the task ends as
+// stopped (exit 8).
+func TestStopIsASignal(t *testing.T) {
+	c := newCluster(t)
+	worker(t, c, "worker-a", 1)
+	work := repo(t, map[string]string{
+		"slow.json": slowScript(40),
+	})
+	runArgs := append([]string{"run"}, c.args()...)
+	runArgs = append(runArgs, "--agent", "script", "--script", "slow.json", "--max-iterations", "500", "count forever")
+	sub := start(t, work, runArgs...)
+	eventually(t, 90*time.Second, "the run to reach its third iteration", func() bool {
+		return strings.Contains(sub.Output(), "iteration 3")
+	})
+	out := run(t, work, ralphBin, append(append([]string{"stop"}, c.args()...), "--reason", "enough")...)
+	if !strings.Contains(out, "stop requested; workflow ralph-task-") {
+		t.Errorf("stop said:\n%s", out)
+	}
+	if code := sub.wait(t, 60*time.Second); code != 8 {
+		t.Fatalf("ralph run --temporal exit %d, want 8 (stopped):\n%s", code, sub.Output())
+	}
+	if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "stop requested: enough") {
+		t.Errorf("status after the stop:\n%s", st)
+	}
+}
+
+// slowScript is n iterations that each take a second and change a file.
+func slowScript(n int) string {
+	var its []string
+	for i := 1; i <= n; i++ {
+		its = append(its, fmt.Sprintf(`{"actions": [{"tool": "shell", "argv": ["sleep", "1"]}, {"tool": "write", "path": "f%d.txt", "content": "%d"}], "final": "step %d"}`, i, i, i))
+	}
+	return `{"iterations": [` + strings.Join(its, ",\n") + `]}`
 }
