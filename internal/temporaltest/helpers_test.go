@@ -38,12 +38,13 @@ func TestMain(m *testing.M) {
 // cluster is an in-process Temporal server.
 type cluster struct {
 	addr, ns string
+	ts       *temporaltest.TestServer
 }
 
 func newCluster(t *testing.T) cluster {
 	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	return cluster{addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace()}
+	return cluster{addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace(), ts: ts}
 }
 
 // args are the flags that point a ralph command at c.

@@ -1,7 +1,9 @@
 package temporaltest
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -119,4 +121,50 @@ func slowScript(n int) string {
 		its = append(its, fmt.Sprintf(`{"actions": [{"tool": "shell", "argv": ["sleep", "1"]}, {"tool": "write", "path": "f%d.txt", "content": "%d"}], "final": "step %d"}`, i, i, i))
 	}
 	return `{"iterations": [` + strings.Join(its, ",\n") + `]}`
+}
+
+var workflowRE = regexp.MustCompile(`started workflow (ralph-task-[0-9a-f]+)`)
+
+// Cancelling the workflow cancels the attempt on the worker: the run's
+// whole process group ends (the agent's files stop changing) and the
+// worker takes the next job.
+func TestCancelEndsTheRun(t *testing.T) {
+	c := newCluster(t)
+	_, cache := worker(t, c, "worker-a", 1)
+	work := repo(t, map[string]string{"slow.json": slowScript(40)})
+	runArgs := append([]string{"run"}, c.args()...)
+	runArgs = append(runArgs, "--agent", "script", "--script", "slow.json", "--max-iterations", "500", "count forever")
+	sub := start(t, work, runArgs...)
+	eventually(t, 90*time.Second, "the run to reach its third iteration", func() bool {
+		return strings.Contains(sub.Output(), "iteration 3")
+	})
+	m := workflowRE.FindStringSubmatch(sub.Output())
+	if m == nil {
+		t.Fatalf("no workflow id:\n%s", sub.Output())
+	}
+	if err := c.ts.GetDefaultClient().CancelWorkflow(context.Background(), m[1], ""); err != nil {
+		t.Fatal(err)
+	}
+	if code := sub.wait(t, 60*time.Second); code == 0 {
+		t.Fatalf("ralph run --temporal succeeded after a cancel:\n%s", sub.Output())
+	}
+	wt := filepath.Join(cache, "worktrees", m[1], "attempt-1")
+	count := func() int {
+		files, _ := filepath.Glob(filepath.Join(wt, "f*.txt"))
+		return len(files)
+	}
+	// An iteration takes a second: three seconds without a new file means
+	// nothing runs the script any more.
+	before := count()
+	time.Sleep(3 * time.Second)
+	if after := count(); after != before || before == 0 {
+		t.Errorf("the agent wrote %d files before the cancel and %d three seconds after", before, after)
+	}
+	// The worker is free for the next job.
+	next := append([]string{"run"}, c.args()...)
+	next = append(next, "--agent", "script", "--script", "slow.json", "--max-iterations", "2", "two iterations")
+	again := start(t, work, next...)
+	if code := again.wait(t, 60*time.Second); code != 3 {
+		t.Errorf("the next task exit %d, want 3 (max-iterations):\n%s", code, again.Output())
+	}
 }
