@@ -162,12 +162,13 @@ func (r *Runner) RunJob(ctx context.Context, job Job) (Result, error) {
 	res.Tail = strings.Join(tail, "\n")
 	tailMu.Unlock()
 	if res.ExitCode == 0 {
-		// What the run left (spec state markers) goes with the branch.
-		if st, _ := git(ctx, wt, "status", "--porcelain"); st != "" {
-			if _, err := git(ctx, wt, "add", "-A"); err != nil {
-				return Result{}, err
-			}
-			if _, err := git(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name+" state"); err != nil {
+		// What the run left uncommitted (a task's work, a spec's state
+		// markers) goes with the branch; ralph's own .ralph/ files stay.
+		if _, err := git(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
+			return Result{}, err
+		}
+		if _, err := git(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := git(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
 				return Result{}, err
 			}
 		}

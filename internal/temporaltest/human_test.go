@@ -80,6 +80,9 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 			if got := run(t, work, "git", "show", "FETCH_HEAD:step2.txt"); got != "2" {
 				t.Errorf("step2.txt on %s = %q, want the step after the approval", m[1], got)
 			}
+			if files := run(t, work, "git", "diff", "--name-only", "HEAD", "FETCH_HEAD"); strings.Contains(files, ".ralph/") {
+				t.Errorf("the task branch carries ralph's own files:\n%s", files)
+			}
 			if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "ended on worker-a with exit code 0") {
 				t.Errorf("status after the run:\n%s", st)
 			}
