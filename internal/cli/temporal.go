@@ -105,10 +105,17 @@ func addTemporal(g *Globals, root *cobra.Command) {
 			})
 		case "specs":
 			for _, sub := range cmd.Commands() {
-				if sub.Name() == "run" {
+				switch sub.Name() {
+				case "run":
 					wrapTemporal(g, sub, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 						return runSpecsTemporal(ctx, g, t, cmd, args)
 					})
+				case "status":
+					t := wrapTemporal(g, sub, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+						return specsStatusTemporal(ctx, g, t, args)
+					})
+					sub.Flags().StringVar(&t.remote, "remote", "origin", "git remote `NAME` (or URL) the specs' workflows use")
+					_ = sub.Flags().MarkHidden("workflow")
 				}
 			}
 		}
@@ -116,7 +123,7 @@ func addTemporal(g *Globals, root *cobra.Command) {
 	root.AddCommand(newWorkerCommand(g))
 }
 
-func wrapTemporal(g *Globals, cmd *cobra.Command, submit bool, fn func(context.Context, *temporalFlags, *cobra.Command, []string) error) {
+func wrapTemporal(g *Globals, cmd *cobra.Command, submit bool, fn func(context.Context, *temporalFlags, *cobra.Command, []string) error) *temporalFlags {
 	t := &temporalFlags{}
 	t.add(cmd, submit)
 	local := cmd.RunE
@@ -133,6 +140,7 @@ func wrapTemporal(g *Globals, cmd *cobra.Command, submit bool, fn func(context.C
 		}
 		return fn(cmd.Context(), t, cmd, args)
 	}
+	return t
 }
 
 // passArgs turns the flags the user set into argv for the ralph run on
@@ -414,6 +422,47 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 	}
 	if len(failed) > 0 {
 		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed: %s", len(failed), len(specs), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// specsStatusTemporal shows where each spec's workflow stands.
+func specsStatusTemporal(ctx context.Context, g *Globals, t *temporalFlags, args []string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	layout, err := specsLayout(g, ws, cfg, dir)
+	if err != nil {
+		return err
+	}
+	specs, err := layout.Discover()
+	if err != nil {
+		return usageError(err)
+	}
+	url, err := gitOut(ctx, ws.Root, "remote", "get-url", t.remote)
+	if err != nil {
+		url = t.remote
+	}
+	c, _, err := t.dial(ctx, g, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, sp := range specs {
+		s, err := temporalrun.Describe(ctx, c, specWorkflowID(url, sp))
+		switch {
+		case err != nil:
+			fmt.Fprintf(g.Stdout, "%s: no workflow\n", sp.ID)
+		case s.Result != nil:
+			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d; branch %s at %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, s.Result.Branch, s.Result.Commit)
+		default:
+			fmt.Fprintln(g.Stdout, progressLine(sp.ID, s))
+		}
 	}
 	return nil
 }

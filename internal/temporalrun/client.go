@@ -15,24 +15,40 @@ import (
 // Started says how Start found the workflow.
 type Started struct {
 	ID, RunID string
-	// Attached is true when a workflow with the id was already running
-	// (or had completed) and Start joined it instead of starting one.
+	// Attached is true when a workflow with the id was running, or had
+	// completed with a run that succeeded, and Start joined it instead of
+	// starting one.
 	Attached bool
 }
 
 // Start starts job as workflow id on queue, or attaches to the workflow
-// with that id when one runs or completed: a rerun never duplicates work.
-// A workflow that failed, was cancelled or terminated is started again.
+// with that id when one runs or completed with exit code 0: a rerun never
+// duplicates work. A workflow whose run failed (a non-zero exit, an
+// error, a cancel or a termination) is started again.
 func Start(ctx context.Context, c client.Client, queue, id string, job Job) (Started, error) {
+	if d, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+		info := d.GetWorkflowExecutionInfo()
+		runID := info.GetExecution().GetRunId()
+		switch info.GetStatus() {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			return Started{ID: id, RunID: runID, Attached: true}, nil
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+			var res Result
+			if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &res); err == nil && res.ExitCode == 0 {
+				return Started{ID: id, RunID: runID, Attached: true}, nil
+			}
+		}
+	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
 		TaskQueue:                                queue,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, WorkflowName, job)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
+		// Another submitter started it a moment ago.
 		run = c.GetWorkflow(ctx, id, "")
 		return Started{ID: id, RunID: run.GetRunID(), Attached: true}, nil
 	}

@@ -129,3 +129,44 @@ func TestSpecsAcrossWorkersSurviveKill(t *testing.T) {
 		t.Errorf("the checkout is not clean after landing:\n%s", st)
 	}
 }
+
+// A spec whose workflow ended in failure is started again by the next
+// ralph specs run --temporal (one that succeeded is only attached to), and
+// ralph specs status --temporal shows each spec's workflow.
+func TestFailedSpecStartsAgain(t *testing.T) {
+	c := newCluster(t)
+	files := map[string]string{"specs/0001-a.md": specFiles["specs/0001-a.md"],
+		"fail.json": `{"iterations": [{"actions": [], "final": "Wrong.\n<promise>FAIL</promise>"}]}`}
+	for _, f := range []string{"tools/plan.sh", "tools/impl.sh", "planner.json", "implementer.json", "verifier.json"} {
+		files[f] = specFiles[f]
+	}
+	work := repo(t, files)
+	worker(t, c, "worker-a", 1)
+	specsArgs := func(verifier string) []string {
+		a := append([]string{"specs", "run"}, c.args()...)
+		return append(a, "--agent", "script", "--max-attempts", "1",
+			"--planner-script", "planner.json", "--implementer-script", "implementer.json", "--verifier-script", verifier)
+	}
+	failing := start(t, work, specsArgs("fail.json")...)
+	if code := failing.wait(t, 90*time.Second); code != 1 {
+		t.Fatalf("a failing spec: exit %d, want 1:\n%s", code, failing.Output())
+	}
+	status := append([]string{"specs", "status"}, c.args()...)
+	if out := run(t, work, ralphBin, status...); !strings.Contains(out, "0001-a: ended on worker-a with exit code 1") {
+		t.Errorf("specs status --temporal after the failure:\n%s", out)
+	}
+	passing := start(t, work, specsArgs("verifier.json")...)
+	if code := passing.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("the rerun: exit %d:\n%s", code, passing.Output())
+	}
+	out := passing.Output()
+	if !strings.Contains(out, "0001-a: started workflow") || !strings.Contains(out, "0001-a: landed ralph/spec/0001-a from worker-a") {
+		t.Errorf("the rerun did not start the failed spec again and land it:\n%s", out)
+	}
+	if out := run(t, work, ralphBin, status...); !strings.Contains(out, "0001-a: ended on worker-a with exit code 0") {
+		t.Errorf("specs status --temporal after the rerun:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(work, "out", "0001-a.txt")); err != nil {
+		t.Errorf("the spec's work did not land: %v", err)
+	}
+}
