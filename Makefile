@@ -15,11 +15,13 @@ test: deps
 ## module (internal/temporaltest), so the server stays out of ralph's
 ## go.sum and binary; they drive the ralph binary as real processes.
 
-## deps: Go modules, the pinned agent CLIs (npm) and a git identity
+## deps: Go modules, the pinned agent CLIs (npm), Chromium for the
+## dashboard's browser tests, and a git identity
 deps:
 	$(GO) mod download
 	cd internal/temporaltest && $(GO) mod download
 	./scripts/install-agent-clis.sh
+	./scripts/install-chromium.sh
 	./scripts/ensure-git-identity.sh
 
 ## build: the ralph binary in ./bin
@@ -36,6 +38,7 @@ fuzz:
 
 ## bench: the harness's own benchmarks
 bench:
-	./bench/overhead.sh 200
+	./bench/overhead.sh 50
 	./bench/buildgate.sh 20
 	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/
+	$(GO) test -run '^$$' -bench . -benchtime 40x ./internal/serve/

@@ -266,7 +266,7 @@ func median(ds []time.Duration) time.Duration {
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
 func (b *bench) report(total int64) {
-	fmt.Printf("\n== %d files, %.0f MB, %d changed per round ==\n", b.n, float64(total)/1e6, b.changed)
+	fmt.Printf("\n== %d files, %.0f MB, %d changed per round, load average %s ==\n", b.n, float64(total)/1e6, b.changed, loadAverage())
 	fmt.Printf("%-26s %8s %12s %12s %12s\n", "operation", "samples", "median", "min", "max")
 	for _, name := range []string{"ralph save", "git save", "ralph CLI save", "isomorphic-git save",
 		"ralph rollback", "git checkout", "isomorphic-git checkout"} {
@@ -288,11 +288,20 @@ func (b *bench) report(total int64) {
 		fmt.Printf("; isomorphic-git / ralph = %.1fx (target >= 10x)", float64(is)/float64(rs))
 	}
 	fmt.Println()
-	fmt.Printf("rollback: ralph / git checkout = %.2fx; ralph rollback %s (target < 300 ms at 10,000 files)", float64(rr)/float64(gc), ms(rr))
+	fmt.Printf("rollback: ralph / git checkout = %.2fx (goal <= 2x; the rollback includes its undo snapshot); ralph rollback %s (target < 300 ms at 10,000 files)", float64(rr)/float64(gc), ms(rr))
 	if ic > 0 {
 		fmt.Printf("; isomorphic-git checkout / ralph rollback = %.1fx", float64(ic)/float64(rr))
 	}
 	fmt.Println()
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages, or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
 
 func run(dir, name string, args ...string) {

@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/ralph-harness/ralph/internal/agent/amp"
+	"log/slog"
 	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -40,14 +43,23 @@ type finding struct {
 	Check   string `json:"check"`
 	Status  string `json:"status"`
 	Message string `json:"message"`
+	// Path and Version are an agent CLI's program and the first line of
+	// its --version; ConfiguredVia names what gives it credentials
+	// (variable names and file paths, never values).
+	Path          string   `json:"path,omitempty"`
+	Version       string   `json:"version,omitempty"`
+	ConfiguredVia []string `json:"configured_via,omitempty"`
+	// Agent is the backend the auto and configured checks name.
+	Agent string `json:"agent,omitempty"`
 }
 
 // doctorEnv is what checks look at. ws and cfg are nil and zero outside a
 // ralph workspace; st is nil when no run has created the database.
 type doctorEnv struct {
-	ws  *workspace.Workspace
-	cfg config.Config
-	st  *store.Store
+	ws     *workspace.Workspace
+	cfg    config.Config
+	st     *store.Store
+	logger *slog.Logger
 }
 
 // doctorCheck is one thing ralph doctor checks; add new ones to
@@ -61,6 +73,8 @@ type doctorCheck struct {
 var doctorChecks = []doctorCheck{
 	{"git", checkGit},
 	{"agents", checkAgents},
+	{"auto", checkAuto},
+	{"agent", checkConfigured},
 	{"lock", checkLock},
 	{"orphans", checkOrphans},
 	{"store", checkStore},
@@ -73,13 +87,19 @@ func newDoctorCommand(g *Globals) *cobra.Command {
 		Short: "Check ralph's setup and end agent processes a dead ralph left running",
 		Long: `Check what ralph needs and what a crash can leave behind:
   git       git is installed
-  agents    which agent CLIs are on PATH (the configured one must be)
+  agents    each agent CLI on PATH, its version (--version) and whether
+            it has credentials (variable and file names only, never
+            values)
+  auto      which agent --agent auto would pick
+  agent     whether the configured agent (ralph.toml agent, or every
+            agent of a fallback chain) can run
   lock      which ralph process, if any, drives this workspace
   orphans   agent process groups a ralph that died (kill -9, OOM) left
             running: each is ended (SIGTERM, then SIGKILL) with one line
   store     the database passes SQLite's integrity check
 
-Exits 1 when a check fails.`,
+Exits 1, with the reason on stderr, when a check fails: for instance
+when the configured agent's program is not on PATH.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDoctor(cmd.Context(), g, &o)
@@ -90,7 +110,10 @@ Exits 1 when a check fails.`,
 }
 
 func runDoctor(ctx context.Context, g *Globals, o *DoctorOptions) error {
-	env := &doctorEnv{}
+	env := &doctorEnv{logger: g.Logger}
+	if env.logger == nil {
+		env.logger = slog.New(slog.DiscardHandler)
+	}
 	if ws, cfg, err := openWorkspace(ctx, g); err == nil {
 		env.ws, env.cfg = ws, cfg
 		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); ok {
@@ -104,12 +127,18 @@ func runDoctor(ctx context.Context, g *Globals, o *DoctorOptions) error {
 	} else {
 		env.cfg = config.Default()
 	}
+	agentEnv := map[string][]string{}
+	for name, b := range env.cfg.Agents {
+		agentEnv[name] = b.Env
+	}
+	secrets := secretValues(agentEnv)
 	var all []finding
 	for _, c := range doctorChecks {
 		for _, f := range c.run(ctx, env) {
 			if f.Check == "" {
 				f.Check = c.name
 			}
+			f.Message, f.Path, f.Version = redact(f.Message, secrets), redact(f.Path, secrets), redact(f.Version, secrets)
 			all = append(all, f)
 		}
 	}
@@ -120,13 +149,17 @@ func runDoctor(ctx context.Context, g *Globals, o *DoctorOptions) error {
 			return err
 		}
 	} else {
+		width := 0
 		for _, f := range all {
-			fmt.Fprintf(g.Stdout, "%-5s  %-7s  %s\n", f.Status, f.Check, f.Message)
+			width = max(width, len(f.Check))
+		}
+		for _, f := range all {
+			fmt.Fprintf(g.Stdout, "%-5s  %-*s  %s\n", f.Status, width, f.Check, f.Message)
 		}
 	}
 	for _, f := range all {
 		if f.Status == findingFail {
-			return &ExitError{Code: 1}
+			return &ExitError{Code: 1, Err: errors.New("doctor: " + f.Check + ": " + f.Message)}
 		}
 	}
 	return nil
@@ -144,32 +177,58 @@ func checkGit(ctx context.Context, _ *doctorEnv) []finding {
 	return []finding{{Status: findingOK, Message: strings.TrimSpace(string(out)) + " (" + path + ")"}}
 }
 
-func checkAgents(_ context.Context, env *doctorEnv) []finding {
+func checkAgents(ctx context.Context, env *doctorEnv) []finding {
 	// The configured agent, or every agent of a fallback chain.
 	chosen := map[string]bool{}
 	for _, n := range strings.Split(string(env.cfg.Agent), ",") {
 		chosen[strings.TrimSpace(n)] = true
 	}
-	var out []finding
-	for _, b := range cliBackends {
-		bin := env.cfg.Agents[b.name].Binary
+	out := make([]finding, len(cliBackends))
+	var wg sync.WaitGroup
+	for i, b := range cliBackends {
+		backend := env.cfg.Agents[b.name]
+		bin := backend.Binary
 		if bin == "" {
 			bin = b.binary
 		}
-		f := finding{Check: "agent " + b.name}
-		if path, err := exec.LookPath(bin); err == nil {
-			f.Status, f.Message = findingOK, path
-		} else {
+		f := &out[i]
+		f.Check = "agent " + b.name
+		path, err := exec.LookPath(bin)
+		if err != nil {
 			f.Status, f.Message = findingInfo, bin+" not on PATH (install: "+b.hint+")"
 			if chosen[b.name] {
 				f.Status = findingFail
 			}
+			if b.name == amp.Name {
+				f.Message += "; " + amp.Caveat
+			}
+			continue
 		}
-		if b.name == amp.Name {
-			f.Message += "; " + amp.Caveat
-		}
-		out = append(out, f)
+		f.Path = path
+		f.ConfiguredVia = credentialSources(b.name, backend.Env)
+		wg.Go(func() {
+			version, verr := agentVersion(ctx, path, backend.Env)
+			f.Version = version
+			parts := []string{path}
+			if verr != nil {
+				parts = append(parts, "version unknown ("+verr.Error()+")")
+			} else {
+				parts = append(parts, version)
+			}
+			f.Status = findingOK
+			if len(f.ConfiguredVia) > 0 {
+				parts = append(parts, "configured via "+strings.Join(f.ConfiguredVia, ", "))
+			} else {
+				f.Status = findingWarn
+				parts = append(parts, "no credentials found ("+credentialHint(b.name)+")")
+			}
+			if b.name == amp.Name {
+				parts = append(parts, amp.Caveat)
+			}
+			f.Message = strings.Join(parts, "; ")
+		})
 	}
+	wg.Wait()
 	if argv := env.cfg.Agents["command"].Command; len(argv) > 0 {
 		f := finding{Check: "agent command"}
 		if path, err := exec.LookPath(argv[0]); err == nil {
@@ -183,6 +242,74 @@ func checkAgents(_ context.Context, env *doctorEnv) []finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// doctorWorkspace is the workspace the agent builders get: the real one,
+// or the current directory outside a workspace (only the command and
+// script agents use it, and only to name log and script paths).
+func doctorWorkspace(env *doctorEnv) *workspace.Workspace {
+	if env.ws != nil {
+		return env.ws
+	}
+	return &workspace.Workspace{Root: "."}
+}
+
+// checkAuto says which agent --agent auto would pick, by asking the very
+// code ralph run uses (buildAgent).
+func checkAuto(_ context.Context, env *doctorEnv) []finding {
+	ag, err := buildAgent(doctorWorkspace(env), env.cfg, agentFlags{Name: "auto"}, env.logger)
+	if err != nil {
+		// Informational: the agent check fails when auto is configured.
+		return []finding{{Status: findingInfo, Message: "would pick nothing: " + errorText(err)}}
+	}
+	return []finding{{Status: findingOK, Agent: ag.Name(), Message: "would pick " + ag.Name()}}
+}
+
+// checkConfigured says whether the configured agent can run: each agent
+// of a fallback chain is built as ralph run would build it.
+func checkConfigured(_ context.Context, env *doctorEnv) []finding {
+	configured := strings.TrimSpace(string(env.cfg.Agent))
+	if configured == "" {
+		configured = "auto"
+	}
+	var names []string
+	for _, n := range strings.Split(configured, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	label := "agent = " + configured
+	if env.ws == nil {
+		label += " (the default outside a workspace)"
+	}
+	var runnable []string
+	for _, n := range names {
+		if n == "script" {
+			// The script agent needs --script FILE, which only ralph run
+			// is given.
+			runnable = append(runnable, "script (with --script FILE)")
+			continue
+		}
+		ag, err := buildAgent(doctorWorkspace(env), env.cfg, agentFlags{Name: n}, env.logger)
+		if err != nil {
+			return []finding{{Status: findingFail, Agent: n, Message: label + ": " + n + " cannot run: " + errorText(err)}}
+		}
+		if n == "auto" {
+			runnable = append(runnable, "auto ("+ag.Name()+")")
+		} else {
+			runnable = append(runnable, ag.Name())
+		}
+	}
+	f := finding{Status: findingOK, Message: label + ": can run " + strings.Join(runnable, ", then ")}
+	if len(names) > 0 {
+		f.Agent = names[0]
+	}
+	return []finding{f}
+}
+
+// errorText is err's message on one line.
+func errorText(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func checkLock(_ context.Context, env *doctorEnv) []finding {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,13 +136,12 @@ func runAnswer(ctx context.Context, g *Globals, arg, status string, o HumanOptio
 	if err != nil {
 		return err
 	}
-	if status == store.HumanApproved && req.Status == store.HumanPending {
-		switch {
-		case req.Type == store.HumanText && o.Response == "":
-			return usageError(fmt.Errorf("request %d asks for text: approve it with --response TEXT", id))
-		case req.Type == store.HumanSelect && len(req.Options) > 0 && !slices.Contains(req.Options, o.Response):
+	var ae *store.AnswerError
+	if errors.As(req.CheckAnswer(status, o.Response), &ae) {
+		if ae.Request.Type == store.HumanSelect {
 			return usageError(fmt.Errorf("request %d asks to choose one of %s: approve it with --response OPTION", id, strings.Join(req.Options, ", ")))
 		}
+		return usageError(fmt.Errorf("request %d asks for text: approve it with --response TEXT", id))
 	}
 	done, err := st.ResolveHuman(ctx, id, status, o.Response)
 	var np *store.NotPendingError

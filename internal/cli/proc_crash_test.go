@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,6 +36,40 @@ func readPID(t *testing.T, file string, out *syncBuffer) int {
 // killAtEnd SIGKILLs pid when the test ends, whatever happened.
 func killAtEnd(t *testing.T, pid int) {
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// startWithChild starts bin with args in dir and waits for the pid a
+// process it starts writes to dir/pidFile. Both are killed when the test
+// ends. It returns ralph, its output and the pid.
+func startWithChild(t *testing.T, bin, dir, pidFile string, args ...string) (*exec.Cmd, *syncBuffer, int) {
+	t.Helper()
+	run := exec.Command(bin, args...)
+	run.Dir = dir
+	out := &syncBuffer{}
+	run.Stdout, run.Stderr = out, out
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killAtEnd(t, run.Process.Pid)
+	pid := readPID(t, filepath.Join(dir, pidFile), out)
+	killAtEnd(t, pid)
+	return run, out, pid
+}
+
+// waitExit waits up to limit for run to exit, failing the test with why
+// it might not have and what ralph said otherwise.
+func waitExit(t *testing.T, run *exec.Cmd, out *syncBuffer, limit time.Duration, why string) {
+	t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(limit):
+		if why != "" {
+			why = " (" + why + ")"
+		}
+		t.Fatalf("ralph still runs %s later%s:\n%s", limit, why, out.String())
+	}
 }
 
 // groupOf returns pid's process group from /proc/PID/stat.
@@ -105,29 +140,14 @@ func TestEscapedChildNeverHangsRalph(t *testing.T) {
 				}
 				args := append([]string{"run", "--max-iterations", "1"}, ag.args...)
 				args = append(append(args, end.args...), "escape the group")
-				run := exec.Command(bin, args...)
-				run.Dir = dir
-				var out syncBuffer
-				run.Stdout, run.Stderr = &out, &out
-				if err := run.Start(); err != nil {
-					t.Fatal(err)
-				}
-				killAtEnd(t, run.Process.Pid)
-				escaped := readPID(t, filepath.Join(dir, "escaped.pid"), &out)
-				killAtEnd(t, escaped)
+				run, out, escaped := startWithChild(t, bin, dir, "escaped.pid", args...)
 				if end.signal != 0 {
 					time.Sleep(300 * time.Millisecond)
 					if err := run.Process.Signal(end.signal); err != nil {
 						t.Fatal(err)
 					}
 				}
-				exited := make(chan error, 1)
-				go func() { exited <- run.Wait() }()
-				select {
-				case <-exited:
-				case <-time.After(20 * time.Second):
-					t.Fatalf("ralph still runs 20s later (an escaped child holds its pipe):\n%s", out.String())
-				}
+				waitExit(t, run, out, 20*time.Second, "an escaped child holds its pipe")
 				if got := run.ProcessState.ExitCode(); got != end.code {
 					t.Errorf("exit code %d, want %d:\n%s", got, end.code, out.String())
 				}
@@ -159,16 +179,7 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "agent.json"), []byte(script), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run = exec.Command(bin, "run", "--script", "agent.json", "outlive ralph")
-		run.Dir = dir
-		out = &syncBuffer{}
-		run.Stdout, run.Stderr = out, out
-		if err := run.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killAtEnd(t, run.Process.Pid)
-		gc := readPID(t, filepath.Join(dir, "grandchild.pid"), out)
-		killAtEnd(t, gc)
+		run, out, gc := startWithChild(t, bin, dir, "grandchild.pid", "run", "--script", "agent.json", "outlive ralph")
 		pgid = groupOf(t, gc)
 		killGroupAtEnd(t, pgid)
 		if pgid == run.Process.Pid {
@@ -222,15 +233,20 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 
 	t.Run("doctor ends an orphan", func(t *testing.T) {
 		dir, run, pgid, left := orphan(t)
+		// The script agent needs no CLI on PATH, so doctor's agent check
+		// passes wherever the test runs.
+		if err := os.WriteFile(filepath.Join(dir, "ralph.toml"), []byte("agent = \"script\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		doctor := exec.Command(bin, "doctor")
 		doctor.Dir = dir
 		got, err := doctor.CombinedOutput()
 		if err != nil {
 			t.Fatalf("doctor: %v\n%s", err, got)
 		}
-		want := "fixed  orphans  ended sh (process group " + strconv.Itoa(pgid) + ", " + strconv.Itoa(len(left)) + " processes, iteration 1) left running by a ralph that died (pid " + strconv.Itoa(run.Process.Pid) + ")"
-		if !strings.Contains(string(got), want) {
-			t.Errorf("doctor output lacks %q:\n%s", want, got)
+		want := regexp.MustCompile(`(?m)^fixed +orphans +` + regexp.QuoteMeta("ended sh (process group "+strconv.Itoa(pgid)+", "+strconv.Itoa(len(left))+" processes, iteration 1) left running by a ralph that died (pid "+strconv.Itoa(run.Process.Pid)+")"))
+		if !want.Match(got) {
+			t.Errorf("doctor output does not match %q:\n%s", want, got)
 		}
 		if rest := proc.Processes().Members(pgid); len(rest) != 0 {
 			t.Errorf("group %d still has %v after doctor", pgid, rest)
@@ -301,23 +317,8 @@ timeout = "2s"
 			t.Fatal(err)
 		}
 	}
-	run := exec.Command(bin, "run", "--script", "agent.json", "start a server")
-	run.Dir = dir
-	var out syncBuffer
-	run.Stdout, run.Stderr = &out, &out
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killAtEnd(t, run.Process.Pid)
-	escaped := readPID(t, filepath.Join(dir, "escaped.pid"), &out)
-	killAtEnd(t, escaped)
-	exited := make(chan error, 1)
-	go func() { exited <- run.Wait() }()
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("ralph still runs 30s later:\n%s", out.String())
-	}
+	run, out, escaped := startWithChild(t, bin, dir, "escaped.pid", "run", "--script", "agent.json", "start a server")
+	waitExit(t, run, out, 30*time.Second, "")
 	if got := run.ProcessState.ExitCode(); got != 6 {
 		t.Errorf("exit code %d, want 6 (gate-failures):\n%s", got, out.String())
 	}

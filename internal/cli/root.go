@@ -85,9 +85,9 @@ func newRootCommand(g *Globals) *cobra.Command {
 		Short: "Run coding agents in loops until the work is verifiably done",
 		Long: `ralph runs a coding agent (Claude Code, Codex, opencode, Gemini CLI, Qwen
 Code, GitHub Copilot CLI, Amp, its own API agent, any command, or a scripted
-stand-in) in a loop of
-fresh-context iterations until the harness — not the agent — decides the
-work is done: the plan validates, the quality gates pass.
+stand-in) in a loop of fresh-context iterations until the harness — not
+the agent — decides the work is done: the plan validates, the quality gates
+pass.
 
 Start with:
   ralph demo              the whole lifecycle offline, in a temporary repo
@@ -119,6 +119,7 @@ Start with:
 		newThemeCommand(g),
 		newRecipeCommand(g),
 		newSpecsCommand(g),
+		newServeCommand(g),
 		newDoctorCommand(g),
 	)
 	addTemporal(g, root)

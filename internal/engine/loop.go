@@ -49,8 +49,9 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	for range recovered {
 		det.NoteRecovery()
 	}
-	hasher := stall.NewTreeHasher()
-	if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+	tracker := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
+	defer tracker.Close()
+	if h, err := tracker.Hash(ctx); err == nil {
 		det.SetBaseline(h)
 	}
 	for {
@@ -88,7 +89,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 
 		// Stall detection, on every iteration that ran to its end.
 		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors}
-		if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+		if h, err := tracker.Hash(ctx); err == nil {
 			obs.TreeHash = h
 		}
 		if v := det.Observe(obs); v.Stalled() {
@@ -96,7 +97,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			if end != "" {
 				return e.finish(ctx, r, end, detail), nil
 			}
-			if h, err := hasher.Hash(ctx, e.ws.Root, skipForTreeHash); err == nil {
+			if h, err := tracker.Hash(ctx); err == nil {
 				det.SetBaseline(h)
 			}
 		}

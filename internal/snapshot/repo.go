@@ -19,11 +19,11 @@ import (
 
 // privatePaths are ralph's harness-private files, never part of a snapshot
 // and never touched by a rollback, whatever .gitignore says.
-var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json"}
+var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token"}
 
 // gitConfig keeps the private index self-contained whatever the user's
-// configuration says.
-var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
+// configuration says, with an untracked cache for git status.
+var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
 // the process; git's lock files serialise them across processes.
@@ -292,11 +292,82 @@ func (r *Repo) stage(ctx context.Context) error {
 			return fmt.Errorf("seed private index: %w", err)
 		}
 	}
-	args := append([]string{"add", "-A", "--", "."}, excludes...)
-	if _, err := r.git(ctx, nil, nil, args...); err != nil && !onlyPrivateIgnored(err) {
+	files, simple, err := r.changedPaths(ctx)
+	if err != nil {
 		return err
 	}
+	if !simple {
+		// Something went or a directory came: let git add -A sort out
+		// what replaced what.
+		args := append([]string{"add", "-A", "--", "."}, excludes...)
+		if _, err := r.git(ctx, nil, nil, args...); err != nil && !onlyPrivateIgnored(err) {
+			return err
+		}
+		return nil
+	}
+	if len(files) > 0 {
+		// Exactly these paths, rehashed or added.
+		list := []byte(strings.Join(files, "\x00") + "\x00")
+		if _, err := r.git(ctx, list, nil, "update-index", "--add", "--replace", "-z", "--stdin"); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// changedPaths asks git status which files of the working tree differ
+// from the private index: files tracked there that changed in content or
+// mode, and untracked files that are not ignored. simple is false when that
+// is not the whole story — a tracked file went, or an untracked directory
+// came (git status names the directory, not its files) — and git add -A
+// must work it out. git status reads the working tree as git add -A does,
+// but with the index's untracked cache it rereads only the directories
+// that changed, and with fsmonitor (when the user has it on) it stats only
+// the files that did. ralph's private files are left out.
+func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, err error) {
+	out, err := r.git(ctx, nil, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none")
+	if err != nil {
+		return nil, false, err
+	}
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		var p string
+		switch {
+		case rec == "":
+			continue
+		case strings.HasPrefix(rec, "? "):
+			p = rec[2:]
+			if strings.HasSuffix(p, "/") {
+				if isPrivate(strings.TrimSuffix(p, "/")) {
+					continue
+				}
+				return nil, false, nil
+			}
+		case strings.HasPrefix(rec, "1 "):
+			// "1 XY sub mH mI mW hH hI path": Y is the working tree's
+			// state against the index.
+			f := strings.SplitN(rec, " ", 9)
+			if len(f) != 9 || len(f[1]) != 2 {
+				return nil, false, fmt.Errorf("git status: unexpected record %q", rec)
+			}
+			switch f[1][1] {
+			case '.':
+				continue // differs from HEAD only: the index has it
+			case 'M', 'T':
+				p = f[8]
+			default:
+				return nil, false, nil
+			}
+			if f[2] != "N..." {
+				return nil, false, nil // a submodule
+			}
+		default:
+			return nil, false, nil // unmerged, or something new
+		}
+		if !isPrivate(p) {
+			files = append(files, p)
+		}
+	}
+	return files, true, nil
 }
 
 // excludes are privatePaths as exclude pathspecs: git add never reads,
@@ -490,21 +561,40 @@ func (r *Repo) Exists(ctx context.Context, name string) (bool, error) {
 // that rollback snapshot too. If the save fails nothing is touched. An
 // unknown or malformed name is an *UnknownSnapshotError.
 func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err error) {
-	target, err := r.resolve(ctx, name)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("rollback: %w", err)
+	start := time.Now()
+	// Look the target up while the working tree is staged: neither needs
+	// the other, and the staging touches nothing but the private index.
+	type found struct {
+		s   Snapshot
+		err error
 	}
+	lookup := make(chan found, 1)
+	go func() {
+		s, err := r.resolve(ctx, name)
+		lookup <- found{s, err}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	start := time.Now()
-	undo, err = r.saveBeforeRollback(ctx, target)
+	tree, stageErr := r.currentTree(ctx)
+	f := <-lookup
+	if f.err != nil {
+		return Snapshot{}, fmt.Errorf("rollback: %w", f.err)
+	}
+	target := f.s
+	if stageErr == nil {
+		undo, err = r.saveBeforeRollback(ctx, target, tree)
+	} else {
+		err = stageErr
+	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("rollback to %s: save the current state first: %w", name, err)
 	}
 	if undo.Tree != target.Tree {
-		// The private index now matches the working tree exactly, so a
-		// one-way merge to the target touches only the files that differ.
-		if _, err := r.git(ctx, nil, nil, "read-tree", "--reset", "-u", target.Tree); err != nil {
+		// The private index now matches the working tree and the undo
+		// tree exactly, so a two-way merge from that tree to the target,
+		// as git checkout does, reads and writes only the paths the two
+		// trees differ in (a one-way --reset merge would stat every file).
+		if _, err := r.git(ctx, nil, nil, "read-tree", "-m", "-u", undo.Tree, target.Tree); err != nil {
 			return undo, fmt.Errorf("rollback to %s (the previous state is saved as %s): %w", name, undo.Name, err)
 		}
 	}
@@ -512,17 +602,14 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	return undo, nil
 }
 
-// saveBeforeRollback saves the working tree as rollback-<unix>. Restoring
+// saveBeforeRollback saves the working tree, staged as tree, as
+// rollback-<unix>. Restoring
 // target may need the place of an ignored file: a file where the target has
 // a directory, or a file or directory where the target has a file. Those
 // ignored files go into this snapshot too (they are not otherwise saved), so
 // undoing the rollback brings them back. ralph's private files are never
 // saved; a rollback that would replace one is refused.
-func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot) (Snapshot, error) {
-	tree, err := r.currentTree(ctx)
-	if err != nil {
-		return Snapshot{}, err
-	}
+func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot, tree string) (Snapshot, error) {
 	inTheWay, err := r.filesInTheWay(ctx, tree, target.Tree)
 	if err != nil {
 		return Snapshot{}, err
@@ -609,7 +696,7 @@ func nextSlash(p string, i int) int {
 // isPrivate reports whether the slash-separated path is one of ralph's
 // private files (privatePaths).
 func isPrivate(p string) bool {
-	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" ||
+	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" || p == ".ralph/serve.token" ||
 		p == ".ralph/logs" || strings.HasPrefix(p, ".ralph/logs/")
 }
 

@@ -889,3 +889,69 @@ func TestSnapshotChainAcrossRepos(t *testing.T) {
 		t.Errorf("the snapshot chain has gaps:\ngot  %v\nwant %v", got, want)
 	}
 }
+
+// TestRollbackReplacesEmptyDirectories checks that empty directories where
+// the snapshot has files give way, and that files unchanged since the
+// snapshot are not rewritten.
+func TestRollbackReplacesEmptyDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "x", "file x\n")
+	write(t, dir, "e", "file e\n")
+	write(t, dir, "same/s", "unchanged\n")
+	r := open(t, dir)
+	saved := tree(t, dir)
+	s, err := r.Save(ctx, TaskPre(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(filepath.Join(dir, "same", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, dir, "x")
+	remove(t, dir, "e")
+	for _, d := range []string{"x", "e/f/g"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Rollback(ctx, s.Name); err != nil {
+		t.Fatal(err)
+	}
+	diffTrees(t, "after rollback", tree(t, dir), saved)
+	after, err := os.Stat(filepath.Join(dir, "same", "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Error("rollback rewrote a file that had not changed")
+	}
+}
+
+// TestSaveSeesNewDirectories checks that files in directories created since
+// the last save, and new files in known directories, are in the next
+// snapshot, however soon after it they are written.
+func TestSaveSeesNewDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "src/App.tsx", "app\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "src/sections/Features.tsx", "features\n")
+	write(t, dir, "src/new.tsx", "new\n")
+	s, err := r.Save(ctx, StallRecovery(1), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := snapshotFiles(t, dir, s)
+	for _, want := range []string{"src/sections/Features.tsx", "src/new.tsx", "src/App.tsx"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("snapshot lacks %s: %v", want, files)
+		}
+	}
+}

@@ -80,6 +80,26 @@ func (h *TreeHasher) Hash(ctx context.Context, dir string, skip func(rel string)
 		return "", err
 	}
 
+	if err := h.digest(ctx, entries); err != nil {
+		return "", err
+	}
+
+	sum := sha256.New()
+	for _, e := range entries {
+		if e.gone {
+			continue
+		}
+		sum.Write([]byte(e.rel))
+		sum.Write([]byte{0, e.kind, 0})
+		sum.Write(e.digest[:])
+	}
+	return hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// digest fills in the digests of the files among entries, reusing cached
+// digests for files whose size, modification time and mode have not changed
+// and reading the others; an entry whose file vanished is marked gone.
+func (h *TreeHasher) digest(ctx context.Context, entries []treeEntry) error {
 	now := time.Now()
 	var misses []*treeEntry
 	h.mu.Lock()
@@ -98,7 +118,7 @@ func (h *TreeHasher) Hash(ctx context.Context, dir string, skip func(rel string)
 	h.mu.Unlock()
 
 	if err := digestFiles(ctx, misses); err != nil {
-		return "", err
+		return err
 	}
 
 	h.mu.Lock()
@@ -115,16 +135,7 @@ func (h *TreeHasher) Hash(ctx context.Context, dir string, skip func(rel string)
 	}
 	h.mu.Unlock()
 
-	sum := sha256.New()
-	for _, e := range entries {
-		if e.gone {
-			continue
-		}
-		sum.Write([]byte(e.rel))
-		sum.Write([]byte{0, e.kind, 0})
-		sum.Write(e.digest[:])
-	}
-	return hex.EncodeToString(sum.Sum(nil)), nil
+	return nil
 }
 
 // walkTree lists the files under dir in lexical order, symlinks already

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -69,4 +70,105 @@ func (s *Store) EventsAfter(ctx context.Context, taskID, after int64, limit int)
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// EventQuery selects a page of the event stream, newest first.
+type EventQuery struct {
+	// TaskID limits the page to one task; 0 means every task.
+	TaskID int64
+	// Before limits the page to events with a smaller id; 0 means none.
+	Before int64
+	// Kind limits the page to one kind ("tool_call", "gates", …).
+	Kind string
+	// Source limits the page to SourceAgent or SourceHarness events.
+	Source string
+	// Search keeps events whose text, tool or data contain it.
+	Search string
+	// Limit caps the page; 0 means 100.
+	Limit int
+}
+
+// EventsPage returns the newest events q selects, newest first. It reads
+// through the (task_id, id) index, so the first page of a long run is as
+// fast as the first page of a short one.
+func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
+	where := []string{"1 = 1"}
+	var args []any
+	if q.TaskID != 0 {
+		where, args = append(where, "task_id = ?"), append(args, q.TaskID)
+	}
+	if q.Before > 0 {
+		where, args = append(where, "id < ?"), append(args, q.Before)
+	}
+	if q.Kind != "" {
+		where, args = append(where, "kind = ?"), append(args, q.Kind)
+	}
+	if q.Source != "" {
+		where, args = append(where, "source = ?"), append(args, q.Source)
+	}
+	if q.Search != "" {
+		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Search) + "%"
+		where = append(where, `(text LIKE ? ESCAPE '\' OR tool LIKE ? ESCAPE '\' OR data LIKE ? ESCAPE '\')`)
+		args = append(args, like, like, like)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, task_id, iteration, at, source, kind, tool, text, data FROM events WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var at sql.NullString
+		if err := rows.Scan(&e.ID, &e.TaskID, &e.Iteration, &at, &e.Source, &e.Kind, &e.Tool, &e.Text, &e.Data); err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		e.At = parseTime(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+// EventKinds returns the distinct kinds among a task's newest recent
+// events (every task's when taskID is 0), sorted. Looking only at the
+// newest keeps it fast on a run of any length.
+func (s *Store) EventKinds(ctx context.Context, taskID int64, recent int) ([]string, error) {
+	q, args := `SELECT DISTINCT kind FROM (SELECT kind FROM events ORDER BY id DESC LIMIT ?) ORDER BY kind`, []any{recent}
+	if taskID != 0 {
+		q, args = `SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE task_id = ? ORDER BY id DESC LIMIT ?) ORDER BY kind`, []any{taskID, recent}
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read event kinds: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("read event kinds: %w", err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// DataVersion returns SQLite's data_version for the store's connection: it
+// changes whenever another connection (another process) commits, so
+// polling it is a cheap way to notice a running loop's writes.
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read data_version: %w", err)
+	}
+	return v, nil
 }

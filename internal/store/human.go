@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -67,6 +69,34 @@ type HumanRequest struct {
 // Rejected reports whether the answer was no: a rejection or a timeout.
 func (r HumanRequest) Rejected() bool {
 	return r.Status == HumanRejected || r.Status == HumanTimeout
+}
+
+// AnswerError means an approval lacks the response its request needs: a
+// text request's text, or one of a select request's options.
+type AnswerError struct {
+	Request HumanRequest
+}
+
+func (e *AnswerError) Error() string {
+	if len(e.Request.Options) > 0 {
+		return fmt.Sprintf("request %d asks to choose one of %s: approve it with a response naming one", e.Request.ID, strings.Join(e.Request.Options, ", "))
+	}
+	return fmt.Sprintf("request %d asks for text: approve it with a response", e.Request.ID)
+}
+
+// CheckAnswer returns an *AnswerError when approving r with response
+// would be refused: approving a text request needs a response, and
+// approving a select request needs a response naming one of its options.
+// It does not check that r is still pending (ResolveHuman does).
+func (r HumanRequest) CheckAnswer(status, response string) error {
+	if status != HumanApproved || r.Status != HumanPending {
+		return nil
+	}
+	if (r.Type == HumanText && response == "") ||
+		(r.Type == HumanSelect && len(r.Options) > 0 && !slices.Contains(r.Options, response)) {
+		return &AnswerError{Request: r}
+	}
+	return nil
 }
 
 const humanColumns = `id, task_id, step_key, type, prompt, options, status, response, created_at, timeout_at, resolved_at`

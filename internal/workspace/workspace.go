@@ -48,7 +48,7 @@ const (
 
 // Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
 // patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request}
+var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token"}
 
 // Status values of status.txt.
 const (

@@ -45,26 +45,21 @@ const InstallHint = "npm install -g @sourcegraph/amp"
 // diagnostics (ralph doctor) to print.
 const Caveat = "amp needs Amp's own service (an ampcode.com account, online) and is untested offline"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the Amp backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns an Amp backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured amp program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "amp".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
@@ -72,22 +67,14 @@ func (a *Agent) Args(req agent.Request) []string {
 	if req.System != "" {
 		prompt = "<system-instructions>\n" + req.System + "\n</system-instructions>\n\n" + prompt
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--execute", prompt, "--stream-json"}
-	if a.cfg.PermissionMode != "ask" {
+	argv := []string{a.Program(), "--execute", prompt, "--stream-json"}
+	if a.Config.PermissionMode != "ask" {
 		argv = append(argv, "--dangerously-allow-all")
 	}
-	return append(argv, a.cfg.Args...)
+	return append(argv, a.Config.Args...)
 }
 
 // Run runs one iteration of Amp.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         a.cfg.Env,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, claude.NewParser(), emit)
+	return cliagent.Run(ctx, a.Logger, a.Spec(req, a.Args(req)), claude.NewParser(), emit)
 }

@@ -35,10 +35,7 @@ func TestRunSuccess(t *testing.T) {
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	want := "info text tool_call:create_file tool_result:create_file text usage"
-	if got := clitest.Kinds(r.Events); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, r.Events, "info text tool_call:create_file tool_result:create_file text usage")
 	if res := r.Result; res.Final != "Done. <promise>COMPLETE</promise>" || res.ToolCalls != 1 || res.Usage.InputTokens != 250 {
 		t.Errorf("result = %+v", res)
 	}

@@ -48,38 +48,33 @@ var DefaultAllowedTools = []string{
 	"NotebookEdit", "TodoWrite", "Task", "WebFetch", "WebSearch",
 }
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the Claude Code backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Claude Code backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured claude program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "claude".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	mode := a.cfg.PermissionMode
+	mode := a.Config.PermissionMode
 	if mode == "" {
 		mode = DefaultPermissionMode
 	}
-	tools := a.cfg.AllowedTools
+	tools := a.Config.AllowedTools
 	if tools == nil {
 		tools = DefaultAllowedTools
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "-p", "--output-format", "stream-json", "--verbose"}
+	argv := []string{a.Program(), "-p", "--output-format", "stream-json", "--verbose"}
 	if req.System != "" {
 		argv = append(argv, "--append-system-prompt", req.System)
 	}
@@ -87,25 +82,18 @@ func (a *Agent) Args(req agent.Request) []string {
 	if len(tools) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(tools, ","))
 	}
-	if a.cfg.Model != "" {
-		argv = append(argv, "--model", a.cfg.Model)
+	if a.Config.Model != "" {
+		argv = append(argv, "--model", a.Config.Model)
 	}
-	if a.cfg.MaxTurns > 0 {
-		argv = append(argv, "--max-turns", strconv.Itoa(a.cfg.MaxTurns))
+	if a.Config.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(a.Config.MaxTurns))
 	}
-	return append(argv, a.cfg.Args...)
+	return append(argv, a.Config.Args...)
 }
 
 // Run runs one iteration of Claude Code.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         a.cfg.Env,
-		Stdin:       req.Prompt,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	s := a.Spec(req, a.Args(req))
+	s.Stdin = req.Prompt
+	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 }

@@ -21,10 +21,7 @@ func parseFile(t *testing.T, name string) ([]agent.Event, cliagent.Outcome) {
 // file with Write and ran cat with Bash (recorded by TestRealClaudeWritesFile).
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := parseFile(t, "success.jsonl")
-	want := "info text tool_call:Write tool_result:Write tool_call:Bash tool_result:Bash text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text tool_call:Write tool_result:Write tool_call:Bash tool_result:Bash text usage")
 	if out.Failed {
 		t.Errorf("failed: %s", out.Message)
 	}

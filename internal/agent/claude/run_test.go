@@ -31,7 +31,7 @@ func TestArgs(t *testing.T) {
 }
 
 func TestMissingBinary(t *testing.T) {
-	clitest.MissingBinary(t, func(cfg agent.Config) agent.Agent { return New(cfg, nil) }, Available, InstallHint)
+	clitest.MissingBinary(t, newAgent, Available, InstallHint)
 }
 
 // A claude that starts a child and then hangs is killed with its whole

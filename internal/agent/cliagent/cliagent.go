@@ -255,3 +255,80 @@ func Message(raw json.RawMessage) string {
 	}
 	return Text(raw)
 }
+
+// Backend describes one agent CLI: how it is named, found and installed.
+type Backend struct {
+	// Name is the backend's name as --agent spells it.
+	Name string
+	// DefaultBinary is the program run when Config.Binary is empty.
+	DefaultBinary string
+	// InstallHint says how to install the program.
+	InstallHint string
+}
+
+// Available reports whether the program cfg configures is installed.
+func (b Backend) Available(cfg agent.Config) bool {
+	return Available(Binary(cfg, b.DefaultBinary))
+}
+
+// Base is what the Agent of every CLI backend embeds: the backend, the
+// configuration it was built with, and its logger.
+type Base struct {
+	Backend Backend
+	Config  agent.Config
+	Logger  *slog.Logger
+}
+
+// NewBase returns the Base of backend b configured by cfg, logging to
+// logger (nil discards) under b's name.
+func NewBase(b Backend, cfg agent.Config, logger *slog.Logger) Base {
+	return Base{Backend: b, Config: cfg, Logger: Logger(logger, b.Name)}
+}
+
+// Name returns the backend's name.
+func (b *Base) Name() string { return b.Backend.Name }
+
+// Program returns the program to run: Config.Binary, or the backend's
+// default.
+func (b *Base) Program() string { return Binary(b.Config, b.Backend.DefaultBinary) }
+
+// Spec returns the run of argv for req: in req.Dir, with Config.Env
+// (shared: copy it before appending), req's idle timeout, Config's kill
+// grace and the backend's install hint.
+func (b *Base) Spec(req agent.Request, argv []string) Spec {
+	return Spec{
+		Name:        b.Backend.Name,
+		Argv:        argv,
+		Dir:         req.Dir,
+		Env:         b.Config.Env,
+		IdleTimeout: req.IdleTimeout,
+		KillGrace:   b.Config.KillGrace,
+		InstallHint: b.Backend.InstallHint,
+	}
+}
+
+// SystemFile writes system to a temporary file, for a CLI that reads its
+// system prompt from a file named in its environment, and returns the
+// file's name and a function removing it: "" and a no-op when system is
+// empty. name is the backend's.
+func SystemFile(name, system string) (string, func(), error) {
+	if system == "" {
+		return "", func() {}, nil
+	}
+	file, err := WriteTemp("ralph-"+name+"-system-*.md", system)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s system prompt: %w", name, err)
+	}
+	return file, func() { os.Remove(file) }, nil
+}
+
+// LookupEnv returns the value of the last NAME=value in env, else the
+// value of name in ralph's own environment.
+func LookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(name)
+}

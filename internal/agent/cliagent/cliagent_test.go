@@ -45,3 +45,39 @@ func TestWriteTemp(t *testing.T) {
 		t.Errorf("%s = %q, %v", name, b, err)
 	}
 }
+
+func TestLookupEnv(t *testing.T) {
+	t.Setenv("RALPH_TEST_VAR", "ralph's")
+	for _, tt := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "ralph's"},
+		{[]string{"OTHER=x", "RALPH_TEST_VAR_2=y"}, "ralph's"},
+		{[]string{"RALPH_TEST_VAR=first", "OTHER=x", "RALPH_TEST_VAR=last"}, "last"},
+		{[]string{"RALPH_TEST_VAR="}, ""},
+	} {
+		if got := LookupEnv(tt.env, "RALPH_TEST_VAR"); got != tt.want {
+			t.Errorf("LookupEnv(%q) = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestSystemFile(t *testing.T) {
+	name, remove, err := SystemFile("x", "")
+	if err != nil || name != "" {
+		t.Fatalf("no system prompt: %q, %v", name, err)
+	}
+	remove()
+	name, remove, err = SystemFile("x", "RALPH-SYSTEM\nline two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(name); err != nil || string(b) != "RALPH-SYSTEM\nline two" {
+		t.Fatalf("%s = %q, %v", name, b, err)
+	}
+	remove()
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Errorf("%s still there after remove (stat: %v)", name, err)
+	}
+}

@@ -45,62 +45,50 @@ const InstallHint = "npm install -g @openai/codex"
 // DefaultSandbox is the sandbox mode used when Config.Sandbox is empty.
 const DefaultSandbox = "workspace-write"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the Codex backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Codex backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured codex program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "codex".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	sandbox := a.cfg.Sandbox
+	sandbox := a.Config.Sandbox
 	if sandbox == "" {
 		sandbox = DefaultSandbox
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}
+	argv := []string{a.Program(), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}
 	if req.Dir != "" {
 		argv = append(argv, "-C", req.Dir)
 	}
-	if a.cfg.Model != "" {
-		argv = append(argv, "-m", a.cfg.Model)
+	if a.Config.Model != "" {
+		argv = append(argv, "-m", a.Config.Model)
 	}
-	if a.cfg.PermissionMode != "" {
-		argv = append(argv, "-c", "approval_policy="+TOMLString(a.cfg.PermissionMode))
+	if a.Config.PermissionMode != "" {
+		argv = append(argv, "-c", "approval_policy="+TOMLString(a.Config.PermissionMode))
 	}
 	if req.System != "" {
 		argv = append(argv, "-c", "developer_instructions="+TOMLString(req.System))
 	}
-	argv = append(argv, a.cfg.Args...)
+	argv = append(argv, a.Config.Args...)
 	return append(argv, "-")
 }
 
 // Run runs one iteration of Codex.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         a.cfg.Env,
-		Stdin:       req.Prompt,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	s := a.Spec(req, a.Args(req))
+	s.Stdin = req.Prompt
+	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 }
 
 // TOMLString quotes s as a TOML basic string.

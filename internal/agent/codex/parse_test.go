@@ -20,10 +20,7 @@ func parseFile(t *testing.T, name string) ([]agent.Event, cliagent.Outcome) {
 // with apply_patch and ran cat (recorded by TestRealCodexWritesFile).
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := parseFile(t, "success.jsonl")
-	want := "info text tool_call:file_change tool_result:file_change tool_call:command_execution tool_result:command_execution text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text tool_call:file_change tool_result:file_change tool_call:command_execution tool_result:command_execution text usage")
 	if out.Failed {
 		t.Errorf("failed: %s", out.Message)
 	}
@@ -63,9 +60,7 @@ func TestParseConstructed(t *testing.T) {
 	want := "info error info info tool_call:command_execution tool_result:command_execution " +
 		"tool_call:mcp:docs/search tool_result:mcp:docs/search tool_call:web_search tool_result:web_search " +
 		"tool_call:file_change tool_result:file_change error text usage text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, want)
 	if !evs[5].IsError || !evs[7].IsError || evs[11].IsError {
 		t.Errorf("IsError wrong: %+v %+v %+v", evs[5], evs[7], evs[11])
 	}

@@ -40,7 +40,7 @@ func TestTOMLString(t *testing.T) {
 }
 
 func TestMissingBinary(t *testing.T) {
-	clitest.MissingBinary(t, func(cfg agent.Config) agent.Agent { return New(cfg, nil) }, Available, InstallHint)
+	clitest.MissingBinary(t, newAgent, Available, InstallHint)
 }
 
 // A codex that starts a child and hangs is killed with its whole process

@@ -1,9 +1,6 @@
 package copilot
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,14 +62,14 @@ func TestRunSuccess(t *testing.T) {
 		r.Result.Usage != (agent.Usage{InputTokens: 300, OutputTokens: 60, CacheReadTokens: 7}) {
 		t.Errorf("result = %+v", r.Result)
 	}
-	if got := readFile(t, r.Dir, "system"); got != "RALPH-SYSTEM" {
+	if got := clitest.ReadFile(t, r.Dir, "system"); got != "RALPH-SYSTEM" {
 		t.Errorf("instructions file = %q", got)
 	}
-	env := readFile(t, r.Dir, "env")
+	env := clitest.ReadFile(t, r.Dir, "env")
 	if !strings.Contains(env, "COPILOT_CUSTOM_INSTRUCTIONS_DIRS=/users/own,") || strings.Contains(env, "CLAUDECODE=") {
 		t.Errorf("env = %s", env)
 	}
-	if args := readFile(t, r.Dir, "args"); !strings.HasPrefix(args, "-p\nRALPH-TASK\n") {
+	if args := clitest.ReadFile(t, r.Dir, "args"); !strings.HasPrefix(args, "-p\nRALPH-TASK\n") {
 		t.Errorf("args = %q", args)
 	}
 	if n := len(r.Events); n == 0 || r.Events[n-1].Kind != agent.KindUsage {
@@ -81,18 +78,5 @@ func TestRunSuccess(t *testing.T) {
 }
 
 func TestRunRateLimited(t *testing.T) {
-	err := runFake(t, agent.Config{}, "real-ratelimit.jsonl").Err
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) || !strings.Contains(rl.Message, "429 You exceeded your current quota") {
-		t.Fatalf("err = %v, want a RateLimitError with Copilot CLI's message", err)
-	}
-}
-
-func readFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	clitest.WantRateLimit(t, runFake(t, agent.Config{}, "real-ratelimit.jsonl").Err, "429 You exceeded your current quota")
 }

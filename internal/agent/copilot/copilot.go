@@ -38,7 +38,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
@@ -56,32 +55,27 @@ const InstallHint = "npm install -g @github/copilot"
 // InstructionsVar is the variable listing extra instruction directories.
 const InstructionsVar = "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the GitHub Copilot CLI backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns a GitHub Copilot CLI backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured copilot program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "copilot".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first; usageFile is
 // where Copilot CLI writes its usage ("" for none).
 func (a *Agent) Args(req agent.Request, usageFile string) []string {
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "-p", req.Prompt, "--output-format", "json"}
-	if a.cfg.PermissionMode == "allow-all" {
+	argv := []string{a.Program(), "-p", req.Prompt, "--output-format", "json"}
+	if a.Config.PermissionMode == "allow-all" {
 		argv = append(argv, "--allow-all")
 	} else {
 		argv = append(argv, "--allow-all-tools")
@@ -90,20 +84,10 @@ func (a *Agent) Args(req agent.Request, usageFile string) []string {
 	if usageFile != "" {
 		argv = append(argv, "--usage-output-file", usageFile)
 	}
-	if a.cfg.Model != "" {
-		argv = append(argv, "--model", a.cfg.Model)
+	if a.Config.Model != "" {
+		argv = append(argv, "--model", a.Config.Model)
 	}
-	return append(argv, a.cfg.Args...)
-}
-
-// lookupEnv returns the last value of name in env, else ralph's own.
-func lookupEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v
-		}
-	}
-	return os.Getenv(name)
+	return append(argv, a.Config.Args...)
 }
 
 // Run runs one iteration of Copilot CLI.
@@ -116,7 +100,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		return agent.Result{}, fmt.Errorf("copilot: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	env := append([]string(nil), a.cfg.Env...)
+	env := append([]string(nil), a.Config.Env...)
 	if req.System != "" {
 		dir := filepath.Join(tmp, "instructions")
 		file := filepath.Join(dir, ".github", "instructions", "ralph.instructions.md")
@@ -127,21 +111,15 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 			return agent.Result{}, fmt.Errorf("copilot system prompt: %w", err)
 		}
 		dirs := dir
-		if prev := lookupEnv(a.cfg.Env, InstructionsVar); prev != "" {
+		if prev := cliagent.LookupEnv(a.Config.Env, InstructionsVar); prev != "" {
 			dirs = prev + "," + dir
 		}
 		env = append(env, InstructionsVar+"="+dirs)
 	}
 	usageFile := filepath.Join(tmp, "usage.json")
-	res, err := cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req, usageFile),
-		Dir:         req.Dir,
-		Env:         env,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	s := a.Spec(req, a.Args(req, usageFile))
+	s.Env = env
+	res, err := cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 	if b, rerr := os.ReadFile(usageFile); rerr == nil {
 		if u, ok := ParseUsage(b); ok {
 			res.Usage = u

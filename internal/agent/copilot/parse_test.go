@@ -11,10 +11,7 @@ import (
 // TestRealCopilotWritesFile (recorded with RALPH_RECORD=1).
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := clitest.ParseFile(t, NewParser(), "real-success.jsonl")
-	want := "info text tool_call:create tool_result:create tool_call:bash tool_result:bash text"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text tool_call:create tool_result:create tool_call:bash tool_result:bash text")
 	if !strings.Contains(string(evs[2].Input), "hello.txt") || evs[3].IsError || !strings.Contains(evs[5].Text, "hello world") {
 		t.Errorf("events = %+v", evs)
 	}

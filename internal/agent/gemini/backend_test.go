@@ -1,9 +1,6 @@
 package gemini
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,10 +42,7 @@ func TestRunSuccess(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	evs, res := r.Events, r.Result
-	want := "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage")
 	if !evs[6].IsError || evs[4].IsError || !strings.Contains(string(evs[3].Input), `"file_path":"hello.txt"`) {
 		t.Errorf("tool events = %+v", evs[3:7])
 	}
@@ -56,18 +50,14 @@ func TestRunSuccess(t *testing.T) {
 		res.Usage != (agent.Usage{InputTokens: 300, OutputTokens: 60, CacheReadTokens: 10}) {
 		t.Errorf("result = %+v", res)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.Dir, "system")); string(b) != "RALPH-SYSTEM" {
+	if b := clitest.ReadFile(t, r.Dir, "system"); b != "RALPH-SYSTEM" {
 		t.Errorf("GEMINI_SYSTEM_MD held %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.Dir, "args")); !strings.HasSuffix(string(b), "--prompt\nRALPH-TASK\n") {
+	if b := clitest.ReadFile(t, r.Dir, "args"); !strings.HasSuffix(b, "--prompt\nRALPH-TASK\n") {
 		t.Errorf("args = %q", b)
 	}
 }
 
 func TestRunRateLimited(t *testing.T) {
-	err := runFake(t, "ratelimit.jsonl").Err
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) || !strings.Contains(rl.Message, "429") {
-		t.Fatalf("err = %v, want a RateLimitError", err)
-	}
+	clitest.WantRateLimit(t, runFake(t, "ratelimit.jsonl").Err, "429")
 }

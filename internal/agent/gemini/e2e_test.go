@@ -1,13 +1,7 @@
 package gemini
 
 import (
-	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
@@ -21,77 +15,23 @@ func realConfig(t *testing.T, srv *testutil.GeminiServer, record string) agent.C
 	return agent.Config{Binary: bin, Env: srv.GeminiHome(t)}
 }
 
-func run(t *testing.T, cfg agent.Config, req agent.Request) (agent.Result, *clitest.Events, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var ev clitest.Events
-	if req.IdleTimeout == 0 {
-		req.IdleTimeout = time.Minute
-	}
-	res, err := New(cfg, nil).Run(ctx, req, ev.Emit)
-	return res, &ev, err
-}
-
 // The real Gemini CLI, in a workspace nobody trusted, writes a file with
 // write_file and runs a command with run_shell_command; the events carry
 // both with their input and result, and token usage.
 func TestRealGeminiWritesFile(t *testing.T) {
-	dir := testutil.GitRepo(t)
-	srv := testutil.NewGemini(t,
-		testutil.Calls("I will write the file.", testutil.WriteFile(filepath.Join(dir, "hello.txt"), "hello world\n")),
-		testutil.Calls("", testutil.Shell("cat", "hello.txt")),
-		testutil.Text("All done. <promise>COMPLETE</promise>"),
-	)
-	res, ev, err := run(t, realConfig(t, srv, "real-success.jsonl"), agent.Request{
-		Dir: dir, System: "RALPH-SYSTEM: follow the \"plan\".\nSecond line.", Prompt: "RALPH-TASK: write hello.txt",
+	clitest.WritesFile(t, clitest.WriteFile[*testutil.GeminiServer]{
+		NewAgent:  newAgent,
+		NewServer: testutil.NewGemini,
+		Config:    realConfig,
+		Record:    "real-success.jsonl",
+		WriteTool: "write_file", ShellTool: "run_shell_command",
+		Usage: func(u agent.Usage) bool { return u.InputTokens >= 300 && u.OutputTokens >= 60 && u.CostUSD == 0 },
 	})
-	if err != nil {
-		t.Fatalf("%v\nrequests: %d", err, len(srv.Requests()))
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello world\n" {
-		t.Fatalf("hello.txt = %q, %v", b, err)
-	}
-	calls := ev.Of(agent.KindToolCall)
-	if len(calls) != 2 || calls[0].Tool != "write_file" || calls[1].Tool != "run_shell_command" {
-		t.Fatalf("tool calls = %+v", calls)
-	}
-	if !strings.Contains(string(calls[0].Input), "hello.txt") || !strings.Contains(string(calls[1].Input), "cat hello.txt") {
-		t.Errorf("tool inputs = %s, %s", calls[0].Input, calls[1].Input)
-	}
-	results := ev.Of(agent.KindToolResult)
-	if len(results) != 2 || results[0].IsError || results[1].IsError || !strings.Contains(results[1].Text, "hello world") {
-		t.Errorf("tool results = %+v", results)
-	}
-	if res.ToolCalls != 2 || res.Final != "All done. <promise>COMPLETE</promise>" {
-		t.Errorf("result = %+v", res)
-	}
-	if res.Usage.InputTokens < 300 || res.Usage.OutputTokens < 60 || res.Usage.CostUSD != 0 {
-		t.Errorf("usage = %+v", res.Usage)
-	}
-	reqs := srv.Scripted()
-	if len(reqs) != 3 {
-		t.Fatalf("scripted requests = %d, want 3", len(reqs))
-	}
-	if !strings.Contains(reqs[0].System, "RALPH-SYSTEM: follow the \"plan\".\nSecond line.") {
-		t.Errorf("system prompt does not carry ralph's: %.300q", reqs[0].System)
-	}
-	if strings.Contains(reqs[0].UserText, "RALPH-SYSTEM") || !strings.Contains(reqs[0].UserText, "RALPH-TASK: write hello.txt") {
-		t.Errorf("user text = %.500q", reqs[0].UserText)
-	}
 }
 
 // A provider that answers 429 RESOURCE_EXHAUSTED with a per-day quota
 // surfaces as a RateLimitError carrying Gemini CLI's own message.
 func TestRealGeminiRateLimited(t *testing.T) {
-	dir := testutil.GitRepo(t)
 	srv := testutil.NewGemini(t, testutil.RateLimited("30", "Resource has been exhausted (e.g. check quota)."))
-	_, ev, err := run(t, realConfig(t, srv, "real-ratelimit.jsonl"), agent.Request{Dir: dir, Prompt: "do it"})
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) || !strings.Contains(rl.Message, "exhausted your daily quota") {
-		t.Fatalf("err = %v, want a RateLimitError with the quota message", err)
-	}
-	if len(ev.Of(agent.KindRateLimit)) != 1 {
-		t.Errorf("rate-limit events = %+v", ev.Of(agent.KindRateLimit))
-	}
+	clitest.RateLimited(t, newAgent, realConfig(t, srv, "real-ratelimit.jsonl"), "exhausted your daily quota")
 }

@@ -26,9 +26,7 @@ package gemini
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
@@ -47,59 +45,46 @@ const InstallHint = "npm install -g @google/gemini-cli"
 // is empty.
 const DefaultApprovalMode = "yolo"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the Gemini CLI backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Gemini CLI backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured gemini program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "gemini".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	mode := a.cfg.PermissionMode
+	mode := a.Config.PermissionMode
 	if mode == "" {
 		mode = DefaultApprovalMode
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
-	if a.cfg.Model != "" {
-		argv = append(argv, "-m", a.cfg.Model)
+	argv := []string{a.Program(), "--output-format", "stream-json", "--approval-mode", mode, "--skip-trust"}
+	if a.Config.Model != "" {
+		argv = append(argv, "-m", a.Config.Model)
 	}
-	argv = append(argv, a.cfg.Args...)
+	argv = append(argv, a.Config.Args...)
 	return append(argv, "--prompt", req.Prompt)
 }
 
 // Run runs one iteration of Gemini CLI.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	env := a.cfg.Env
-	if req.System != "" {
-		name, err := cliagent.WriteTemp("ralph-gemini-system-*.md", req.System)
-		if err != nil {
-			return agent.Result{}, fmt.Errorf("gemini system prompt: %w", err)
-		}
-		defer os.Remove(name)
-		env = append(append([]string(nil), env...), "GEMINI_SYSTEM_MD="+name)
+	system, remove, err := cliagent.SystemFile(Name, req.System)
+	if err != nil {
+		return agent.Result{}, err
 	}
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         env,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	defer remove()
+	s := a.Spec(req, a.Args(req))
+	if system != "" {
+		s.Env = append(append([]string(nil), s.Env...), "GEMINI_SYSTEM_MD="+system)
+	}
+	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 }

@@ -13,10 +13,7 @@ import (
 // output field, and the stats report tokens but no cost.
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := clitest.ParseFile(t, NewParser(), "real-success.jsonl")
-	want := "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text text usage")
 	if evs[4].IsError || evs[4].ToolID != evs[3].ToolID || evs[6].Text != "hello world" {
 		t.Errorf("tool results = %+v, %+v", evs[4], evs[6])
 	}

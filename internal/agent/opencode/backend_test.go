@@ -1,9 +1,6 @@
 package opencode
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,10 +45,7 @@ func TestRunSuccess(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	evs, res := r.Events, r.Result
-	want := "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash text usage")
 	if !evs[5].IsError || evs[2].IsError || !strings.Contains(string(evs[1].Input), `"filePath":"/work/hello.txt"`) {
 		t.Errorf("tool events = %+v", evs[1:6])
 	}
@@ -60,22 +54,20 @@ func TestRunSuccess(t *testing.T) {
 		res.Usage.CacheReadTokens != 50 || res.Usage.CacheWriteTokens != 5 || res.Usage.CostUSD < 0.0029 || res.Usage.CostUSD > 0.0031 {
 		t.Errorf("result = %+v", res)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.Dir, "config")); !strings.Contains(string(b), `"instructions":["`) {
+	if b := clitest.ReadFile(t, r.Dir, "config"); !strings.Contains(b, `"instructions":["`) {
 		t.Errorf("OPENCODE_CONFIG_CONTENT = %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.Dir, "system")); string(b) != "RALPH-SYSTEM" {
+	if b := clitest.ReadFile(t, r.Dir, "system"); b != "RALPH-SYSTEM" {
 		t.Errorf("the instructions file held %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(r.Dir, "args")); !strings.HasSuffix(string(b), "\nRALPH-TASK\n") {
+	if b := clitest.ReadFile(t, r.Dir, "args"); !strings.HasSuffix(b, "\nRALPH-TASK\n") {
 		t.Errorf("args = %q", b)
 	}
 }
 
 func TestRunRateLimited(t *testing.T) {
-	err := runFake(t, "ratelimit.jsonl").Err
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) || rl.ResetAt.IsZero() {
-		t.Fatalf("err = %v, want a RateLimitError with a reset time", err)
+	if rl := clitest.WantRateLimit(t, runFake(t, "ratelimit.jsonl").Err, ""); rl.ResetAt.IsZero() {
+		t.Fatalf("err = %v, want a RateLimitError with a reset time", rl)
 	}
 }
 
@@ -112,9 +104,9 @@ func TestRunMergesUserConfig(t *testing.T) {
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	b, _ := os.ReadFile(filepath.Join(r.Dir, "config"))
+	b := clitest.ReadFile(t, r.Dir, "config")
 	for _, want := range []string{`"model":"fake/m"`, `"instructions":["`, `"external_directory":"deny"`} {
-		if !strings.Contains(string(b), want) {
+		if !strings.Contains(b, want) {
 			t.Errorf("OPENCODE_CONFIG_CONTENT = %s, lacks %s", b, want)
 		}
 	}

@@ -37,7 +37,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -53,34 +52,29 @@ const DefaultBinary = "opencode"
 // InstallHint says how to install opencode.
 const InstallHint = "npm install -g opencode-ai"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the opencode backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns an opencode backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured opencode program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "opencode".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "run", "--format", "json"}
-	if a.cfg.Model != "" {
-		argv = append(argv, "--model", a.cfg.Model)
+	argv := []string{a.Program(), "run", "--format", "json"}
+	if a.Config.Model != "" {
+		argv = append(argv, "--model", a.Config.Model)
 	}
-	argv = append(argv, a.cfg.Args...)
+	argv = append(argv, a.Config.Args...)
 	return append(argv, req.Prompt)
 }
 
@@ -99,17 +93,6 @@ func Permission(mode string) map[string]any {
 		"doom_loop":          "deny",
 		"read":               map[string]any{"*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow"},
 	}
-}
-
-// userConfig returns the user's OPENCODE_CONFIG_CONTENT: the last one in
-// env, else the one in ralph's environment.
-func userConfig(env []string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], ConfigVar+"="); ok {
-			return v
-		}
-	}
-	return os.Getenv(ConfigVar)
 }
 
 // MergeConfig returns the configuration ralph passes: ralph's keys under
@@ -160,16 +143,16 @@ func mergeUnder(over, base map[string]any) map[string]any {
 // env returns the environment of one run: cfg.Env without its
 // OPENCODE_CONFIG_CONTENT, then the merged configuration.
 func (a *Agent) env(system string) ([]string, error) {
-	ralph := map[string]any{"permission": Permission(a.cfg.PermissionMode)}
+	ralph := map[string]any{"permission": Permission(a.Config.PermissionMode)}
 	if system != "" {
 		ralph["instructions"] = []string{system}
 	}
-	content, err := MergeConfig(userConfig(a.cfg.Env), ralph)
+	content, err := MergeConfig(cliagent.LookupEnv(a.Config.Env, ConfigVar), ralph)
 	if err != nil {
 		return nil, err
 	}
 	var env []string
-	for _, kv := range a.cfg.Env {
+	for _, kv := range a.Config.Env {
 		if !strings.HasPrefix(kv, ConfigVar+"=") {
 			env = append(env, kv)
 		}
@@ -179,26 +162,14 @@ func (a *Agent) env(system string) ([]string, error) {
 
 // Run runs one iteration of opencode.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	var system string
-	if req.System != "" {
-		name, err := cliagent.WriteTemp("ralph-opencode-system-*.md", req.System)
-		if err != nil {
-			return agent.Result{}, fmt.Errorf("opencode system prompt: %w", err)
-		}
-		defer os.Remove(name)
-		system = name
-	}
-	env, err := a.env(system)
+	system, remove, err := cliagent.SystemFile(Name, req.System)
 	if err != nil {
+		return agent.Result{}, err
+	}
+	defer remove()
+	s := a.Spec(req, a.Args(req))
+	if s.Env, err = a.env(system); err != nil {
 		return agent.Result{}, fmt.Errorf("opencode: %w", err)
 	}
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         env,
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 }

@@ -11,10 +11,7 @@ import (
 // TestRealOpencodeWritesFile (recorded with RALPH_RECORD=1).
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := clitest.ParseFile(t, NewParser(), "real-success.jsonl")
-	want := "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash usage text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "text tool_call:write tool_result:write usage tool_call:bash tool_result:bash usage text usage")
 	if !strings.Contains(string(evs[1].Input), "hello.txt") || evs[2].IsError || !strings.Contains(evs[5].Text, "hello world") {
 		t.Errorf("tool events = %+v", evs[1:6])
 	}

@@ -1,9 +1,6 @@
 package qwen
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,29 +54,16 @@ func TestRunSuccess(t *testing.T) {
 	if r.Result.Final != "All done. <promise>COMPLETE</promise>" || r.Result.ToolCalls != 2 || r.Result.Usage.InputTokens != 300 {
 		t.Errorf("result = %+v", r.Result)
 	}
-	args := readFile(t, r.Dir, "args")
+	args := clitest.ReadFile(t, r.Dir, "args")
 	if !strings.Contains(args, "--append-system-prompt\nRALPH-SYSTEM\n") || !strings.HasSuffix(args, "\nRALPH-TASK\n") {
 		t.Errorf("args = %q", args)
 	}
-	env := readFile(t, r.Dir, "env")
+	env := clitest.ReadFile(t, r.Dir, "env")
 	if !strings.Contains(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1") || strings.Contains(env, "CLAUDECODE=") {
 		t.Errorf("env = %s\nwant QWEN_CODE_SUPPRESS_YOLO_WARNING=1 and no CLAUDECODE", env)
 	}
 }
 
-func readFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestRunRateLimited(t *testing.T) {
-	err := runFake(t, "real-ratelimit.jsonl").Err
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) || !strings.Contains(rl.Message, "429 You exceeded your current quota") {
-		t.Fatalf("err = %v, want a RateLimitError with Qwen Code's message", err)
-	}
+	clitest.WantRateLimit(t, runFake(t, "real-ratelimit.jsonl").Err, "429 You exceeded your current quota")
 }

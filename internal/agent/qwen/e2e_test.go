@@ -1,13 +1,7 @@
 package qwen
 
 import (
-	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
@@ -22,75 +16,24 @@ func realConfig(t *testing.T, srv *testutil.ChatServer, record string) agent.Con
 	return agent.Config{Binary: bin, Env: env, Args: args, Model: "fake-coder"}
 }
 
-func run(t *testing.T, cfg agent.Config, req agent.Request) (agent.Result, *clitest.Events, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var ev clitest.Events
-	if req.IdleTimeout == 0 {
-		req.IdleTimeout = time.Minute
-	}
-	res, err := New(cfg, nil).Run(ctx, req, ev.Emit)
-	return res, &ev, err
-}
-
 // The real Qwen Code writes a file and runs a command against the fake
 // OpenAI endpoint; the events carry both with their input and result, and
 // token usage; ralph's system prompt is appended to Qwen Code's.
 func TestRealQwenWritesFile(t *testing.T) {
-	dir := testutil.GitRepo(t)
-	srv := testutil.NewChat(t,
-		testutil.Calls("I will write the file.", testutil.WriteFile(filepath.Join(dir, "hello.txt"), "hello world\n")),
-		testutil.Calls("", testutil.Shell("cat", "hello.txt")),
-		testutil.Text("All done. <promise>COMPLETE</promise>"),
-	)
-	res, ev, err := run(t, realConfig(t, srv, "real-success.jsonl"), agent.Request{
-		Dir: dir, System: "RALPH-SYSTEM: follow the \"plan\".\nSecond line.", Prompt: "RALPH-TASK: write hello.txt",
+	clitest.WritesFile(t, clitest.WriteFile[*testutil.ChatServer]{
+		NewAgent:  newAgent,
+		NewServer: testutil.NewChat,
+		Config:    realConfig,
+		Record:    "real-success.jsonl",
+		WriteTool: "write_file", ShellTool: "run_shell_command",
+		Usage: func(u agent.Usage) bool { return u.InputTokens > 0 && u.OutputTokens > 0 },
 	})
-	if err != nil {
-		t.Fatalf("%v\nrequests: %d", err, len(srv.Requests()))
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello world\n" {
-		t.Fatalf("hello.txt = %q, %v\nresults: %+v", b, err, ev.Of(agent.KindToolResult))
-	}
-	calls := ev.Of(agent.KindToolCall)
-	if len(calls) != 2 || calls[0].Tool != "write_file" || calls[1].Tool != "run_shell_command" {
-		t.Fatalf("tool calls = %+v", calls)
-	}
-	results := ev.Of(agent.KindToolResult)
-	if len(results) != 2 || results[0].IsError || results[1].IsError || !strings.Contains(results[1].Text, "hello world") {
-		t.Errorf("tool results = %+v", results)
-	}
-	if res.ToolCalls != 2 || !strings.Contains(res.Final, "<promise>COMPLETE</promise>") {
-		t.Errorf("result = %+v", res)
-	}
-	if res.Usage.InputTokens <= 0 || res.Usage.OutputTokens <= 0 {
-		t.Errorf("usage = %+v", res.Usage)
-	}
-	reqs := srv.Scripted()
-	if len(reqs) != 3 {
-		t.Fatalf("scripted requests = %d, want 3", len(reqs))
-	}
-	if !strings.Contains(reqs[0].System, "RALPH-SYSTEM: follow the \"plan\".\nSecond line.") {
-		t.Errorf("system prompt does not carry ralph's: %.300q", reqs[0].System)
-	}
-	if strings.Contains(reqs[0].UserText, "RALPH-SYSTEM") || !strings.Contains(reqs[0].UserText, "RALPH-TASK: write hello.txt") {
-		t.Errorf("user text = %.500q", reqs[0].UserText)
-	}
 }
 
 // A provider that keeps answering 429 surfaces as a RateLimitError once
 // Qwen Code stops retrying.
 func TestRealQwenRateLimited(t *testing.T) {
-	dir := testutil.GitRepo(t)
 	srv := testutil.NewChat(t, testutil.RateLimited("1", "You exceeded your current quota, please check your plan and billing details."))
-	_, ev, err := run(t, realConfig(t, srv, "real-ratelimit.jsonl"), agent.Request{Dir: dir, Prompt: "do it"})
-	var rl *agent.RateLimitError
-	if !errors.As(err, &rl) {
-		t.Fatalf("err = %v, want a RateLimitError", err)
-	}
-	t.Logf("rate limit: %v (%d requests)", rl, len(srv.Requests()))
-	if len(ev.Of(agent.KindRateLimit)) != 1 {
-		t.Errorf("rate-limit events = %+v", ev.Of(agent.KindRateLimit))
-	}
+	clitest.RateLimited(t, newAgent, realConfig(t, srv, "real-ratelimit.jsonl"), "")
+	t.Logf("%d requests", len(srv.Requests()))
 }

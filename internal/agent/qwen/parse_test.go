@@ -11,10 +11,7 @@ import (
 // (recorded with RALPH_RECORD=1).
 func TestParseRecordedSuccess(t *testing.T) {
 	evs, out := clitest.ParseFile(t, NewParser(), "real-success.jsonl")
-	want := "info text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text usage"
-	if got := clitest.Kinds(evs); got != want {
-		t.Errorf("events = %s\nwant     %s", got, want)
-	}
+	clitest.WantKinds(t, evs, "info text tool_call:write_file tool_result:write_file tool_call:run_shell_command tool_result:run_shell_command text usage")
 	if !strings.HasPrefix(evs[0].Text, "qwen session ") || !strings.Contains(string(evs[2].Input), "hello.txt") ||
 		evs[3].IsError || evs[5].Text != "hello world" {
 		t.Errorf("events = %+v", evs)

@@ -43,60 +43,47 @@ const InstallHint = "npm install -g @qwen-code/qwen-code"
 // is empty.
 const DefaultApprovalMode = "yolo"
 
+// backend tells cliagent how the program is named, found and installed.
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+
 // Agent is the Qwen Code backend.
-type Agent struct {
-	cfg    agent.Config
-	logger *slog.Logger
-}
+type Agent struct{ cliagent.Base }
 
 var _ agent.Agent = (*Agent)(nil)
 
 // New returns a Qwen Code backend configured by cfg.
 func New(cfg agent.Config, logger *slog.Logger) *Agent {
-	return &Agent{cfg: cfg, logger: cliagent.Logger(logger, Name)}
+	return &Agent{cliagent.NewBase(backend, cfg, logger)}
 }
 
 // Available reports whether the configured qwen program is installed.
-func Available(cfg agent.Config) bool {
-	return cliagent.Available(cliagent.Binary(cfg, DefaultBinary))
-}
-
-// Name returns "qwen".
-func (a *Agent) Name() string { return Name }
+func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
-	mode := a.cfg.PermissionMode
+	mode := a.Config.PermissionMode
 	if mode == "" {
 		mode = DefaultApprovalMode
 	}
-	argv := []string{cliagent.Binary(a.cfg, DefaultBinary), "--output-format", "stream-json", "--approval-mode", mode}
+	argv := []string{a.Program(), "--output-format", "stream-json", "--approval-mode", mode}
 	if req.System != "" {
 		argv = append(argv, "--append-system-prompt", req.System)
 	}
-	if a.cfg.Model != "" {
-		argv = append(argv, "-m", a.cfg.Model)
+	if a.Config.Model != "" {
+		argv = append(argv, "-m", a.Config.Model)
 	}
-	if a.cfg.MaxTurns > 0 {
-		argv = append(argv, "--max-session-turns", strconv.Itoa(a.cfg.MaxTurns))
+	if a.Config.MaxTurns > 0 {
+		argv = append(argv, "--max-session-turns", strconv.Itoa(a.Config.MaxTurns))
 	}
-	argv = append(argv, a.cfg.Args...)
+	argv = append(argv, a.Config.Args...)
 	return append(argv, req.Prompt)
 }
 
 // Run runs one iteration of Qwen Code.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-	var env []string
-	if a.cfg.PermissionMode == "" || a.cfg.PermissionMode == "yolo" {
-		env = append(env, "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
+	s := a.Spec(req, a.Args(req))
+	if a.Config.PermissionMode == "" || a.Config.PermissionMode == "yolo" {
+		s.Env = append([]string{"QWEN_CODE_SUPPRESS_YOLO_WARNING=1"}, s.Env...)
 	}
-	return cliagent.Run(ctx, a.logger, cliagent.Spec{
-		Name:        Name,
-		Argv:        a.Args(req),
-		Dir:         req.Dir,
-		Env:         append(env, a.cfg.Env...),
-		IdleTimeout: req.IdleTimeout,
-		KillGrace:   a.cfg.KillGrace,
-		InstallHint: InstallHint,
-	}, NewParser(), emit)
+	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 }

@@ -56,6 +56,15 @@ func Kinds(evs []agent.Event) string {
 	return strings.Join(ks, " ")
 }
 
+// WantKinds reports an error unless the events evs name, as Kinds names
+// them, are want.
+func WantKinds(t testing.TB, evs []agent.Event, want string) {
+	t.Helper()
+	if got := Kinds(evs); got != want {
+		t.Errorf("events = %s\nwant     %s", got, want)
+	}
+}
+
 // FuzzParser checks that no stream makes a parser from newParser panic and
 // that its tool-call count always matches the tool-call events it emitted.
 // It adds testdata/*.jsonl to the seeds go test reads from testdata/fuzz.

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// ServeOptions are the flags of ralph serve.
+type ServeOptions struct {
+	Addr      string
+	TokenFile string
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *ServeOptions) AddFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:7777", "listen on `HOST:PORT` (port 0 picks a free one); a non-loopback host needs the token for every request")
+	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "keep the access token in `FILE` (reused when it exists) instead of a new one in .ralph/serve.token")
+}
+
+func newServeCommand(g *Globals) *cobra.Command {
+	var o ServeOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the live dashboard: run, events, gates, plan, snapshots, approvals",
+		Long: `Serve a web dashboard of this workspace: the current task, the live event
+stream, gates, the plan, snapshots with diff and rollback, the spec
+pipeline, and the requests a plan's <Human> makes, with Approve, Reject and
+Stop buttons. It works beside a running ralph run, resume or specs run in
+another process, or with none.
+
+It prints one line with the URL, which carries an access token (also
+written, mode 0600, to .ralph/serve.token). On a loopback address pages are
+open to read and every action needs the token; on any other address every
+request needs it. The same data is JSON under /api/.`,
+		Example: `  ralph serve
+  ralph serve --addr 0.0.0.0:7777 --token-file ~/.ralph-token`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), g, o)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	token, err := serveToken(ws, o.TokenFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return usageError(fmt.Errorf("listen on %s: %w", o.Addr, err))
+	}
+	srv, err := serve.New(serve.Options{
+		Workspace: ws,
+		Token:     token,
+		Loopback:  serve.IsLoopback(ln.Addr().String()),
+		Secrets:   serve.Secrets(os.Environ(), ws.Root),
+		Logger:    g.Logger,
+		Specs: func(ctx context.Context) ([]serve.SpecRow, error) {
+			layout, err := specsLayout(g, ws, cfg, "")
+			if err != nil {
+				return nil, nil // no specs folder: an empty pipeline
+			}
+			if _, err := os.Stat(layout.Dir); err != nil {
+				return nil, nil
+			}
+			rows, err := specsStatus(ctx, ws, layout)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]serve.SpecRow, len(rows))
+			for i, r := range rows {
+				out[i] = serve.SpecRow(r)
+			}
+			return out, nil
+		},
+		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
+			rep, err := buildStatus(ctx, ws, st)
+			var ee *ExitError
+			if errors.As(err, &ee) && ee.Err != nil {
+				return nil, ee.Err
+			}
+			return rep, err
+		},
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go srv.Watch(ctx)
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(g.Logger.Handler(), slog.LevelWarn),
+		// Requests end with the command, so open event streams do not
+		// hold up the shutdown.
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, c := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer c()
+		_ = hs.Shutdown(sctx)
+	}()
+	fmt.Fprintf(g.Stdout, "ralph serve: %s\n", serve.SelfURL(ln.Addr(), token))
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// serveToken returns the access token: read from file when it names one
+// that exists, else new, and written 0600 to file or .ralph/serve.token.
+func serveToken(ws *workspace.Workspace, file string) (string, error) {
+	if file != "" {
+		if data, err := os.ReadFile(file); err == nil {
+			tok := strings.TrimSpace(string(data))
+			if len(tok) < 16 {
+				return "", usageError(fmt.Errorf("%s: the token is shorter than 16 characters", file))
+			}
+			return tok, nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", usageError(fmt.Errorf("read token: %w", err))
+		}
+	}
+	tok, err := serve.NewToken()
+	if err != nil {
+		return "", err
+	}
+	if file == "" {
+		if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
+			return "", err
+		}
+		ignoreToken(ws)
+		file = ws.Path(serve.TokenFile)
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", err
+	}
+	// Remove first: WriteFile keeps the mode of a file that exists.
+	_ = os.Remove(file)
+	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write token: %w", err)
+	}
+	return tok, nil
+}
+
+// ignoreToken makes sure .ralph/.gitignore keeps the token out of git and
+// out of snapshots, in workspaces set up before ralph serve existed.
+func ignoreToken(ws *workspace.Workspace) {
+	path := ws.Path(".gitignore")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		_ = workspace.WriteFile(path, []byte("# ralph's private files: the run history must survive rollbacks.\n"+strings.Join(workspace.Private, "\n")+"\n"))
+		return
+	}
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "/"+serve.TokenFile {
+			return
+		}
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		data = append(data, '\n')
+	}
+	_ = workspace.WriteFile(path, append(data, "/"+serve.TokenFile+"\n"...))
+}

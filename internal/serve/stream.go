@@ -1,0 +1,208 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/store"
+)
+
+// hub tells the event streams that the store changed.
+type hub struct {
+	mu    sync.Mutex
+	ch    chan struct{}
+	state liveState
+}
+
+// liveState is what an SSE "state" message carries: enough for the page
+// to know what to refresh and when to notify.
+type liveState struct {
+	Version    int64  `json:"version"`
+	Pending    int    `json:"pending"`
+	Running    bool   `json:"running"`
+	PID        int    `json:"pid,omitempty"`
+	Task       int    `json:"task"`
+	TaskStatus string `json:"task_status,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+func newHub() *hub { return &hub{ch: make(chan struct{})} }
+
+// current returns the latest state and a channel closed at the next
+// change.
+func (h *hub) current() (liveState, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state, h.ch
+}
+
+// publish records a new state and wakes the streams.
+func (h *hub) publish(st liveState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st.Version = h.state.Version + 1
+	h.state = st
+	close(h.ch)
+	h.ch = make(chan struct{})
+}
+
+// Watch polls the store for changes another process commits (SQLite's
+// data_version), the workspace lock for a run starting or ending, and
+// wakes the event streams; it returns when ctx ends. It copes with a
+// database that does not exist yet or is busy.
+func (s *Server) Watch(ctx context.Context) {
+	var lastVersion int64 = -1
+	lastPID := -1
+	t := time.NewTicker(s.opt.Poll)
+	defer t.Stop()
+	for {
+		pid := s.ws.HolderPID()
+		changed := pid != lastPID
+		if st, err := s.store(ctx); err == nil {
+			if v, err := st.DataVersion(ctx); err == nil && v != lastVersion {
+				lastVersion, changed = v, true
+			}
+		}
+		if changed {
+			lastPID = pid
+			s.refresh(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refresh reads the live state and publishes it.
+func (s *Server) refresh(ctx context.Context) {
+	ls := liveState{}
+	if pid := s.ws.HolderPID(); pid != 0 {
+		ls.Running, ls.PID = true, pid
+	}
+	if st, err := s.store(ctx); err == nil {
+		if reqs, err := st.PendingHumanRequests(ctx); err == nil {
+			ls.Pending = len(reqs)
+		}
+		if t, err := st.LatestTask(ctx); err == nil {
+			ls.Task, ls.TaskStatus, ls.Reason = t.Number, t.Status, t.Reason
+		}
+	}
+	s.hub.publish(ls)
+}
+
+// apiStream serves GET /api/events/stream: every event after the one the
+// client last saw (Last-Event-ID, or ?after=ID; without either, from
+// now), as "event" messages with the event's id, then new ones as they
+// are written; and a "state" message whenever the store changes. With
+// ?html=1 each event message carries the page's rendering of the event.
+func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		s.jsonError(w, http.StatusInternalServerError, "streaming unsupported")
+		return
+	}
+	ctx := r.Context()
+	after, resume := int64(0), false
+	for _, v := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.jsonError(w, http.StatusBadRequest, fmt.Sprintf("bad event id %q", v))
+			return
+		}
+		after, resume = n, true
+		break
+	}
+	if !resume {
+		if st, err := s.store(ctx); err == nil {
+			if evs, err := st.EventsPage(ctx, store.EventQuery{Limit: 1}); err == nil && len(evs) > 0 {
+				after = evs[0].ID
+			}
+		}
+	}
+	withHTML := r.URL.Query().Get("html") == "1"
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
+	fl.Flush()
+
+	sentVersion := int64(-1)
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		state, wake := s.hub.current()
+		var buf bytes.Buffer
+		if st, err := s.store(ctx); err == nil {
+			for {
+				evs, err := st.EventsAfter(ctx, 0, after, 500)
+				if err != nil {
+					if !errors.Is(err, context.Canceled) {
+						s.log.Warn("stream events", "err", err)
+					}
+					break
+				}
+				for _, e := range evs {
+					s.writeEventMessage(&buf, e, withHTML)
+					after = e.ID
+				}
+				if len(evs) < 500 {
+					break
+				}
+			}
+		}
+		if state.Version != sentVersion {
+			b, _ := json.Marshal(state)
+			fmt.Fprintf(&buf, "event: state\ndata: %s\n\n", b)
+			sentVersion = state.Version
+		}
+		if buf.Len() > 0 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
+
+// streamEvent is an event as the stream sends it.
+type streamEvent struct {
+	store.Event
+	HTML string `json:"html,omitempty"`
+}
+
+func (s *Server) writeEventMessage(buf *bytes.Buffer, e store.Event, withHTML bool) {
+	se := streamEvent{Event: e}
+	if withHTML {
+		var b strings.Builder
+		if err := s.pages["overview"].ExecuteTemplate(&b, "event", eventView(e)); err == nil {
+			se.HTML = b.String()
+		}
+	}
+	data, _ := json.Marshal(se)
+	fmt.Fprintf(buf, "id: %d\nevent: event\ndata: %s\n\n", e.ID, s.scrub.Bytes(data))
+}

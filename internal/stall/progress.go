@@ -1,0 +1,556 @@
+package stall
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"math/bits"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// WalkEnv is the environment variable that, set to 1, makes every Tracker
+// use the reference full walk (TreeHash) instead of watching the tree: for
+// benchmarks comparing the two and for file systems that do not report
+// changes.
+const WalkEnv = "RALPH_STALL_WALK"
+
+// A Tracker hashes one workspace after every iteration for the no-progress
+// detector, at a cost that follows what changed rather than the size of the
+// tree. The files it hashes are those TreeHash hashes with skip, less every
+// path git ignores (the untracked files and directories `git ls-files
+// --others --ignored --exclude-standard --directory` lists): ignored files
+// are build output, caches and dependencies, never progress, and ignored
+// directories are never walked.
+//
+// In a git working tree on Linux a Tracker walks the tree once, then watches
+// its directories with inotify and, on each Hash, rereads only the paths the
+// kernel reported changed; git is asked about new paths only (are they
+// ignored?). Its hash is an order-independent sum of per-file hashes, so it
+// differs from TreeHash's value, but it changes exactly when TreeHash over
+// the same files changes (the property tests hold it to that). A change the
+// kernel does not report (a write through a shared mapping, a hard link
+// from outside the tree, a network file system) goes unseen until the next
+// rescan; an overflowing event queue or an edited .gitignore triggers one.
+//
+// Elsewhere (no git, no inotify, the watch limit reached, WalkEnv set) it
+// falls back to a TreeHasher with skip, which stats every file on every Hash
+// and, knowing nothing of git, hashes ignored files too. When it falls back
+// in the middle of a task, the hash changes once although the tree did not.
+//
+// A Tracker is not safe for concurrent use. Close releases the watch.
+type Tracker struct {
+	dir    string
+	skip   func(rel string) bool
+	logger *slog.Logger
+
+	walk   bool // fall back to the full walk from now on
+	git    bool // dir is in a git working tree (known once started)
+	hasher *TreeHasher
+
+	w       *watcher            // nil until started, and in walk mode
+	files   map[string][32]byte // rel → the file's share of the sum
+	ignored map[string]bool     // paths git ignores, found so far
+	sum     sum256
+	rescans int // walks after the first, for tests
+}
+
+// NewTracker returns a Tracker of the tree at dir, leaving out the paths
+// skip reports (slash-separated, relative to dir; nil skips nothing) as
+// TreeHash does. It does nothing until the first Hash. A nil logger
+// discards logs.
+func NewTracker(dir string, skip func(rel string) bool, logger *slog.Logger) *Tracker {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if skip == nil {
+		skip = func(string) bool { return false }
+	}
+	return &Tracker{
+		dir:    dir,
+		skip:   skip,
+		logger: logger.With("component", "stall"),
+		walk:   os.Getenv(WalkEnv) == "1",
+		hasher: NewTreeHasher(),
+	}
+}
+
+// Hash returns the hash of the tracked files as they are now: equal to the
+// previous Hash's value exactly when no tracked file was added, removed, or
+// changed in content or executable bit since.
+func (t *Tracker) Hash(ctx context.Context) (string, error) {
+	if !t.walk {
+		h, err := t.watchHash(ctx)
+		if err == nil {
+			return h, nil
+		}
+		if ctx.Err() != nil {
+			t.stop() // events may be lost: walk again next time
+			return "", err
+		}
+		t.logger.Info("watching the workspace failed; hashing the whole tree each iteration from now on", "err", err)
+		t.stop()
+		t.walk = true
+	}
+	return t.walkHash(ctx)
+}
+
+// Close stops watching the tree.
+func (t *Tracker) Close() error {
+	t.stop()
+	return nil
+}
+
+func (t *Tracker) stop() {
+	if t.w != nil {
+		t.w.close()
+		t.w = nil
+	}
+}
+
+// walkHash is the fallback: TreeHash with skip, as before the Tracker
+// existed (it hashes what git ignores too).
+func (t *Tracker) walkHash(ctx context.Context) (string, error) {
+	return t.hasher.Hash(ctx, t.dir, t.skip)
+}
+
+// listIgnored runs `git ls-files --others --ignored --directory` in dir
+// (limited to the pathspecs, taken literally, when there are some) and
+// returns the paths it lists, relative to dir, directories without their
+// trailing slash.
+func listIgnored(ctx context.Context, dir string, pathspecs ...string) (map[string]bool, error) {
+	args := []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}
+	if len(pathspecs) > 0 {
+		args = append(append(args, "--"), pathspecs...)
+	}
+	out, err := gitOutput(ctx, dir, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p != "" {
+			set[strings.TrimSuffix(p, "/")] = true
+		}
+	}
+	return set, nil
+}
+
+// ignoredPaths is listIgnored less the directories listed only because
+// every file in them is ignored now (git lists those too, and their files
+// one by one): a file added to one later is not ignored, so the directory
+// must be walked and watched. What stays are the directories an ignore
+// pattern matches, and ignored files.
+func ignoredPaths(ctx context.Context, dir string, pathspecs ...string) (map[string]bool, error) {
+	set, err := listIgnored(ctx, dir, pathspecs...)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for p := range set {
+		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	if len(dirs) == 0 {
+		return set, nil
+	}
+	matched, err := checkIgnored(ctx, dir, dirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		if !matched[d] {
+			delete(set, d)
+		}
+	}
+	return set, nil
+}
+
+// checkIgnored returns which of paths (relative to dir) git ignores.
+func checkIgnored(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
+	in := []byte(strings.Join(paths, "\x00") + "\x00")
+	out, err := gitOutput(ctx, dir, in, "check-ignore", "-z", "--stdin")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return nil, nil // none is ignored
+	}
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for p := range strings.SplitSeq(string(out), "\x00") {
+		if p != "" {
+			set[p] = true
+		}
+	}
+	return set, nil
+}
+
+// gitEnvStripped are variables that would point git elsewhere than dir's
+// own repository.
+var gitEnvStripped = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=", "GIT_LITERAL_PATHSPECS=", "GIT_GLOB_PATHSPECS=", "GIT_ICASE_PATHSPECS="}
+
+func gitOutput(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return slices.ContainsFunc(gitEnvStripped, func(p string) bool { return strings.HasPrefix(kv, p) })
+	})
+	// Read-only: never refresh or lock the user's index.
+	cmd.Env = append(env, "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	if args[0] == "ls-files" { // check-ignore takes paths, not pathspecs
+		cmd.Env = append(cmd.Env, "GIT_LITERAL_PATHSPECS=1")
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// watchHash is Hash by watching: the first call walks the tree and starts
+// the watch; later calls apply the changes the kernel reported.
+func (t *Tracker) watchHash(ctx context.Context) (string, error) {
+	if t.w == nil {
+		if err := t.start(ctx); err != nil {
+			return "", err
+		}
+		return t.sum.String(), nil
+	}
+	changed, rescan, err := t.w.drain()
+	if err != nil {
+		return "", err
+	}
+	if !rescan {
+		for p := range changed {
+			if path.Base(p) == ".gitignore" {
+				rescan = true // what is ignored may have changed
+				break
+			}
+		}
+	}
+	if rescan {
+		t.logger.Debug("rescanning the workspace")
+		t.rescans++
+		t.stop()
+		if err := t.start(ctx); err != nil {
+			return "", err
+		}
+		return t.sum.String(), nil
+	}
+	if err := t.apply(ctx, changed); err != nil {
+		return "", err
+	}
+	return t.sum.String(), nil
+}
+
+// start walks the whole tree, watching every directory it enters.
+func (t *Tracker) start(ctx context.Context) error {
+	ignored, err := ignoredPaths(ctx, t.dir)
+	if err != nil {
+		return fmt.Errorf("list ignored files: %w", err)
+	}
+	w, err := newWatcher(t.dir)
+	if err != nil {
+		return err
+	}
+	t.w, t.ignored, t.files, t.sum = w, ignored, map[string][32]byte{}, sum256{}
+	return t.scan(ctx, []string{""})
+}
+
+// excluded reports whether rel is never hashed: skipped, ignored, or in a
+// .git directory.
+func (t *Tracker) excluded(rel string) bool {
+	if rel == "" {
+		return false
+	}
+	if t.ignored[rel] || t.skip(rel) {
+		return true
+	}
+	for part := range strings.SplitSeq(rel, "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+// scan walks the directories roots (relative; "" is the tree), watching
+// each directory before reading it so that nothing written meanwhile goes
+// unseen, and adds every file found.
+func (t *Tracker) scan(ctx context.Context, roots []string) error {
+	var entries []treeEntry
+	var walk func(rel string) error
+	walk = func(rel string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		abs := filepath.Join(t.dir, filepath.FromSlash(rel))
+		if err := t.w.add(rel); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile; its parent reports it
+			}
+			return err
+		}
+		des, err := os.ReadDir(abs)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				return nil
+			}
+			return fmt.Errorf("read %s: %w", abs, err)
+		}
+		for _, d := range des {
+			child := d.Name()
+			if rel != "" {
+				child = rel + "/" + d.Name()
+			}
+			if t.excluded(child) {
+				continue
+			}
+			if d.IsDir() {
+				if err := walk(child); err != nil {
+					return err
+				}
+				continue
+			}
+			e, ok, err := t.entry(child)
+			if err != nil {
+				return err
+			}
+			if ok {
+				entries = append(entries, e)
+			}
+		}
+		return nil
+	}
+	for _, r := range roots {
+		if err := walk(r); err != nil {
+			return err
+		}
+	}
+	if err := t.hasher.digest(ctx, entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.gone {
+			t.put(e)
+		}
+	}
+	return nil
+}
+
+// entry describes the file at rel as it is now; ok is false when there is
+// none or it is not content (a directory, socket, device or pipe). The
+// digest of a regular file is left for TreeHasher.digest or digestFiles.
+func (t *Tracker) entry(rel string) (e treeEntry, ok bool, err error) {
+	abs := filepath.Join(t.dir, filepath.FromSlash(rel))
+	info, err := os.Lstat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return e, false, nil
+		}
+		return e, false, err
+	}
+	e = treeEntry{rel: rel, abs: abs, info: info}
+	switch m := info.Mode(); {
+	case m&fs.ModeSymlink != 0:
+		target, err := os.Readlink(abs)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return e, false, nil
+			}
+			return e, false, err
+		}
+		e.kind, e.digest = 'l', sha256.Sum256([]byte(target))
+	case m.IsRegular():
+		e.kind = 'f'
+		if m&0o111 != 0 {
+			e.kind = 'x'
+		}
+	default:
+		return e, false, nil
+	}
+	return e, true, nil
+}
+
+// put adds or replaces a file's share of the sum.
+func (t *Tracker) put(e treeEntry) {
+	h := sha256.New()
+	h.Write([]byte(e.rel))
+	h.Write([]byte{0, e.kind, 0})
+	h.Write(e.digest[:])
+	var share [32]byte
+	h.Sum(share[:0])
+	if old, ok := t.files[e.rel]; ok {
+		if old == share {
+			return
+		}
+		t.sum.sub(old)
+	}
+	t.files[e.rel] = share
+	t.sum.add(share)
+}
+
+// remove takes rel and everything under it out of the sum and the watch.
+func (t *Tracker) remove(rel string) {
+	if share, ok := t.files[rel]; ok {
+		t.sum.sub(share)
+		delete(t.files, rel)
+	}
+	if !t.w.watching(rel) {
+		return
+	}
+	prefix := rel + "/"
+	for p, share := range t.files {
+		if strings.HasPrefix(p, prefix) {
+			t.sum.sub(share)
+			delete(t.files, p)
+		}
+	}
+	t.w.removeTree(rel)
+}
+
+// apply brings the sum up to date with the paths the kernel reported
+// changed. Every removal comes before any addition, so that a directory
+// renamed within the tree is unwatched under its old name before it is
+// watched under the new one.
+func (t *Tracker) apply(ctx context.Context, changed map[string]bool) error {
+	var files, newFiles, newDirs []string
+	var entries []treeEntry
+	for _, p := range slices.Sorted(maps.Keys(changed)) {
+		if t.excluded(p) {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(t.dir, filepath.FromSlash(p)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		_, known := t.files[p]
+		switch {
+		case err != nil:
+			t.remove(p)
+		case info.IsDir():
+			t.remove(p) // rescanned whole: a directory event is a create, a move or a chmod
+			newDirs = append(newDirs, p)
+		case known:
+			files = append(files, p)
+		default:
+			t.remove(p) // a directory that became a file
+			newFiles = append(newFiles, p)
+		}
+	}
+	if len(newFiles)+len(newDirs) > 0 {
+		if err := t.learnIgnored(ctx, newFiles, newDirs); err != nil {
+			return err
+		}
+	}
+	for _, p := range append(files, newFiles...) {
+		if t.ignored[p] {
+			continue
+		}
+		e, ok, err := t.entry(p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			t.remove(p)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	// Read every reported file: its size and time may not have changed.
+	var reads []*treeEntry
+	for i := range entries {
+		if entries[i].kind != 'l' {
+			reads = append(reads, &entries[i])
+		}
+	}
+	if err := digestFiles(ctx, reads); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.gone {
+			t.remove(e.rel)
+		} else {
+			t.put(e)
+		}
+	}
+	var dirs []string
+	for _, d := range newDirs {
+		if !t.ignored[d] {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) > 0 {
+		return t.scan(ctx, dirs)
+	}
+	return nil
+}
+
+// learnIgnored asks git which of the new files are ignored, and what in
+// and under the new directories is.
+func (t *Tracker) learnIgnored(ctx context.Context, files, dirs []string) error {
+	if len(files) > 0 {
+		ign, err := checkIgnored(ctx, t.dir, files)
+		if err != nil {
+			return err
+		}
+		for p := range ign {
+			t.ignored[p] = true
+		}
+	}
+	if len(dirs) > 0 {
+		ign, err := ignoredPaths(ctx, t.dir, dirs...)
+		if err != nil {
+			return err
+		}
+		for p := range ign {
+			t.ignored[p] = true
+		}
+	}
+	return nil
+}
+
+// sum256 is a 256-bit sum modulo 2^256 of the files' shares: adding and
+// taking away one file costs the same whatever the number of files.
+type sum256 [4]uint64
+
+func (s *sum256) add(b [32]byte) {
+	var c uint64
+	for i := range s {
+		s[i], c = bits.Add64(s[i], binary.LittleEndian.Uint64(b[8*i:]), c)
+	}
+}
+
+func (s *sum256) sub(b [32]byte) {
+	var c uint64
+	for i := range s {
+		s[i], c = bits.Sub64(s[i], binary.LittleEndian.Uint64(b[8*i:]), c)
+	}
+}
+
+// String returns the sum in hexadecimal.
+func (s sum256) String() string {
+	var b [32]byte
+	for i, v := range s {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,114 @@
+package stall
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestTrackerNeverWatchesIgnored checks that ignored and skipped
+// directories are not watched, and that changing only them is no progress.
+func TestTrackerNeverWatchesIgnored(t *testing.T) {
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	ctx := context.Background()
+	before, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"build", "node_modules", "node_modules/dep"} {
+		if tr.w.watching(d) {
+			t.Errorf("%s is watched", d)
+		}
+	}
+	if !tr.w.watching("src/p1") {
+		t.Error("src/p1 is not watched")
+	}
+	writeFile(t, dir, "build/more/out.o", "x")
+	writeFile(t, dir, "node_modules/dep/index.js", "changed")
+	writeFile(t, dir, "src/debug.log", "more log")
+	writeFile(t, dir, "src/new/trace.log", "log in a new directory")
+	after, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Error("changing ignored files changed the hash")
+	}
+	writeFile(t, dir, "keep.log", "tracked, so it counts")
+	if h, _ := tr.Hash(ctx); h == after {
+		t.Error("changing a tracked file a pattern matches did not change the hash")
+	}
+}
+
+// TestTrackerRescansAfterOverflow makes more changes than the kernel
+// queues events for (fs.inotify.max_queued_events, 16384 by default): the
+// tracker must notice the lost events and walk the tree again.
+func TestTrackerRescansAfterOverflow(t *testing.T) {
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	ctx := context.Background()
+	if _, err := tr.Hash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	limit := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			limit = n
+		}
+	}
+	// Each new file queues two events: created, then written.
+	n := limit/2 + 500
+	for i := range n {
+		writeFile(t, dir, fmt.Sprintf("src/p0/many%d.txt", i), "x")
+	}
+	got, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.rescans != 1 {
+		t.Fatalf("%d rescans, want 1", tr.rescans)
+	}
+	if len(tr.files) < n {
+		t.Fatalf("the tracker knows %d files after %d were added", len(tr.files), n)
+	}
+	fresh := NewTracker(dir, skipLikeEngine, nil)
+	defer fresh.Close()
+	if want, _ := fresh.Hash(ctx); got != want {
+		t.Fatal("after the overflow the hash is not a fresh walk's")
+	}
+	if tr.walk {
+		t.Fatal("the tracker gave up watching")
+	}
+}
+
+// TestTrackerCanceled checks that a canceled Hash leaves the tracker
+// watching: the next Hash walks the tree again and is right.
+func TestTrackerCanceled(t *testing.T) {
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	ctx := context.Background()
+	before, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "src/new/a.txt", "a")
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tr.Hash(canceled); err == nil {
+		t.Fatal("Hash with a canceled context succeeded")
+	}
+	after, err := tr.Hash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before || tr.walk || tr.w == nil {
+		t.Fatalf("after a canceled Hash: changed %v, walking %v, watching %v", after != before, tr.walk, tr.w != nil)
+	}
+}
