@@ -81,6 +81,13 @@ func addTemporal(g *Globals, root *cobra.Command) {
 			wrapTemporal(g, cmd, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				return runTaskTemporal(ctx, g, t, cmd, args[0])
 			})
+		case "resume":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+					fmt.Fprintf(g.Stdout, "following workflow %s\n", id)
+					return followTask(ctx, g, c, id)
+				})
+			})
 		case "status":
 			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				return statusTemporal(ctx, g, t)
@@ -304,8 +311,17 @@ func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cob
 	}
 	fmt.Fprintf(g.Stdout, "started workflow %s on %s/%s (branch %s)\n", started.ID, s.Namespace, s.TaskQueue, job.Branch)
 	fmt.Fprintf(g.Stdout, "answer a human with: ralph approve --temporal %s --workflow %s ID\n", s.Address, id)
+	return followTask(ctx, g, c, id)
+}
+
+// followTask shows a task workflow's progress until it ends and exits
+// with the run's exit code. Interrupted, it leaves the workflow running.
+func followTask(ctx context.Context, g *Globals, c client.Client, id string) error {
 	f := &follower{g: g}
 	res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, "task"))
+	if err != nil && ctx.Err() != nil {
+		return &ExitError{Code: 130, Err: fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id)}
+	}
 	if err != nil {
 		return &ExitError{Code: 1, Err: fmt.Errorf("workflow %s: %w", id, err)}
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -55,9 +56,20 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 			if !strings.Contains(st, "waiting for a human: request 1: Deploy to prod?") || !strings.Contains(st, "on worker-a") {
 				t.Errorf("status while waiting:\n%s", st)
 			}
+			if tc.answer == "approve" {
+				// The submitter goes away; the workflow does not, and
+				// ralph resume --temporal follows it again.
+				if err := sub.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				sub.wait(t, 10*time.Second)
+			}
 			ans := run(t, work, ralphBin, append(append([]string{tc.answer}, c.args()...), "1")...)
 			if !strings.Contains(ans, "request 1 of workflow ralph-task-") {
 				t.Errorf("%s said:\n%s", tc.answer, ans)
+			}
+			if tc.answer == "approve" {
+				sub = start(t, work, append([]string{"resume"}, c.args()...)...)
 			}
 			if code := sub.wait(t, 90*time.Second); code != tc.code {
 				t.Fatalf("ralph run --temporal exit %d, want %d:\n%s", code, tc.code, sub.Output())
