@@ -22,6 +22,9 @@ import (
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
+// maxTail bounds the output a Result carries.
+const maxTail = 2 << 10
+
 // Runner is the worker's side of a job: it owns a cache of clones and
 // runs each attempt in a fresh worktree.
 type Runner struct {
@@ -161,6 +164,10 @@ func (r *Runner) RunJob(ctx context.Context, job Job) (Result, error) {
 	tailMu.Lock()
 	res.Tail = strings.Join(tail, "\n")
 	tailMu.Unlock()
+	if len(res.Tail) > maxTail {
+		// Payloads stay small: the transcript is on this worker.
+		res.Tail = res.Tail[len(res.Tail)-maxTail:]
+	}
 	if res.ExitCode == 0 {
 		// What the run left uncommitted (a task's work, a spec's state
 		// markers) goes with the branch; ralph's own .ralph/ files stay.
