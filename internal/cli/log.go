@@ -13,13 +13,17 @@ import (
 )
 
 func newLogCommand(g *Globals) *cobra.Command {
-	var follow, asJSON, all bool
+	var follow, asJSON, all, specs bool
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Show the event stream: what the agent did and what the harness decided",
 		Long: `Show the current task's events: the agent's text, tool calls with their
 input, tool results, usage, and the harness's decisions (plan validated,
-gates failed, stalls, the end). -f follows a running task until it ends.`,
+gates failed, stalls, the end). -f follows a running task until it ends.
+
+After ralph specs run (or with --specs), show the spec pipeline's agent
+calls and landings instead, each with its spec and worktree, as they start
+and end: with --parallel N, one line per spec's step as it happens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -28,6 +32,15 @@ gates failed, stalls, the end). -f follows a running task until it ends.`,
 				return err
 			}
 			defer st.Close()
+			if !specs && !all {
+				specs, err = specsAreLatest(ctx, st)
+				if err != nil {
+					return err
+				}
+			}
+			if specs {
+				return followSpecCalls(ctx, g, ws, st, follow)
+			}
 			var taskID int64
 			if !all {
 				t, err := st.LatestTask(ctx)
@@ -83,6 +96,7 @@ gates failed, stalls, the end). -f follows a running task until it ends.`,
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they happen, until the task ends")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
 	cmd.Flags().BoolVar(&all, "all", false, "show every task's events, not just the latest task's")
+	cmd.Flags().BoolVar(&specs, "specs", false, "show the spec pipeline's calls (ralph specs run) instead of a task's events")
 	return cmd
 }
 
@@ -102,4 +116,21 @@ func printEvent(g *Globals, e store.Event, asJSON bool) {
 		text = e.Tool + " " + summarizeInput(json.RawMessage(e.Data))
 	}
 	fmt.Fprintf(g.Stdout, "%s #%d %-5s %-12s %s\n", ts, e.Iteration, who, e.Kind, trimOneLine(text, 160))
+}
+
+// specsAreLatest reports whether the workspace's latest activity is a spec
+// run: a spec call started after the latest task did.
+func specsAreLatest(ctx context.Context, st *store.Store) (bool, error) {
+	calls, err := st.SpecCalls(ctx, 0)
+	if err != nil || len(calls) == 0 {
+		return false, err
+	}
+	t, err := st.LatestTask(ctx)
+	if errors.Is(err, store.ErrNoTask) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return calls[len(calls)-1].StartedAt.After(t.StartedAt), nil
 }

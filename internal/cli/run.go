@@ -32,6 +32,7 @@ type RunOptions struct {
 	idleTimeout      time.Duration
 	json             bool
 	force            bool
+	worktree         bool
 }
 
 // AddFlags registers the run flags on cmd.
@@ -94,10 +95,14 @@ The run ends with one of these reasons and exit codes:
   ralph run --agent script --script demo.json "build the landing page"`,
 		Args: messageArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.worktree {
+				return runTaskInWorktree(cmd.Context(), g, &o, args[0])
+			}
 			return runTask(cmd.Context(), g, &o, args[0])
 		},
 	}
 	o.AddFlags(cmd)
+	cmd.Flags().BoolVar(&o.worktree, "worktree", false, "run the task in its own git worktree on branch ralph/task/<N> and land it on the current branch through the merge queue when it completes")
 	return cmd
 }
 

@@ -24,6 +24,7 @@ import (
 // Exit codes of ralph specs run.
 const (
 	specsExitFailed = 1  // at least one spec failed
+	specsExitCost   = 5  // --max-cost reached (whole run)
 	specsExitAgent  = 10 // an agent could not run at all
 	specsExitSignal = 130
 )
@@ -37,6 +38,8 @@ type SpecsRunOptions struct {
 	only              string
 	force             bool
 	maxAttempts       int
+	parallel          int
+	maxCost           float64
 }
 
 // AddFlags registers the flags on cmd.
@@ -52,6 +55,8 @@ func (o *SpecsRunOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.only, "only", "", "run only the spec `REL` (path relative to DIR, .md optional) or the specs under folder REL")
 	f.BoolVar(&o.force, "force", false, "run specs that are done again (their active plan is kept)")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "failed attempts allowed per spec (default 3, or [specs] max_attempts)")
+	f.IntVar(&o.parallel, "parallel", 0, "run up to `N` specs at once, each in its own git worktree, landing through a merge queue (default 1, or [specs] parallel)")
+	f.Float64Var(&o.maxCost, "max-cost", 0, "stop the whole run once all specs together cost `USD` dollars (default: no cap)")
 }
 
 func newSpecsCommand(g *Globals) *cobra.Command {
@@ -104,11 +109,29 @@ Agent output goes to .ralph/logs/specs/runs/<spec_id>/<timestamp>/
 (plan-attempt-N.log, impl-attempt-N.log, verify.log), inside .ralph/logs/ so
 git ignores it and no agent commits it.
 
-Exit codes: 0 every spec is done, 1 some spec failed (listed at the end with
-its reason), 2 usage or configuration error, 10 an agent could not run,
-130 interrupted (run again to resume).`,
+With --parallel N (or [specs] parallel = N), up to N specs run at once,
+each in its own git worktree .ralph/worktrees/<id> on branch
+ralph/spec/<id>, started from the commit the run began on; the agents work
+in the worktree and never see the others. A spec that is done goes through
+the merge queue: rebased onto the current tip of the branch the run started
+on, the gates run again on the result, then that branch is fast-forwarded
+(the history stays linear). A conflict, or gates failing after the rebase,
+sends the spec back to its implementer once on the new tip with the
+conflict as feedback; if it still cannot land it ends "conflict" with its
+branch kept (ralph specs status says what to do). The specs must be
+committed. Your working tree follows each landing by fast-forward (git
+merge --ff-only): your uncommitted and untracked changes are carried along
+untouched; when a landing would overwrite one of them it waits, says so,
+and lands once you commit or stash it. Run the same command again after
+Ctrl-C or a crash: every unfinished spec resumes in its worktree.
+
+Exit codes: 0 every spec is done, 1 some spec failed or could not land
+(listed at the end with its reason), 2 usage or configuration error,
+5 --max-cost reached, 10 an agent could not run, 130 interrupted (run again
+to resume).`,
 		Example: `  ralph specs run
   ralph specs run --only area/0002-bar specs/
+  ralph specs run --parallel 3
   ralph specs run --planner-script p.json --implementer-script i.json --verifier-script v.json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -174,6 +197,15 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	}
 	if o.maxAttempts > 0 {
 		cfg.Specs.MaxAttempts = o.maxAttempts
+	}
+	if o.parallel < 0 {
+		return usageError(fmt.Errorf("--parallel must be at least 1"))
+	}
+	if o.parallel > 0 {
+		cfg.Specs.Parallel = o.parallel
+	}
+	if o.maxCost > 0 {
+		cfg.Limits.MaxCost = o.maxCost
 	}
 	layout, err := specsLayout(g, ws, cfg, dir)
 	if err != nil {
@@ -245,10 +277,20 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		Progress:     g.Stdout,
 		Logger:       g.Logger,
 	})
-	rep, runErr := p.Run(ctx, specs)
+	var rep spec.Report
+	var runErr error
+	if cfg.Specs.Parallel > 1 {
+		rep, runErr = runSpecsParallel(ctx, g, cfg, ws, layout, specs, p)
+	} else {
+		rep, runErr = p.Run(ctx, specs)
+	}
 	printSpecsSummary(g, rep)
 	switch {
 	case runErr == nil:
+	case errors.Is(runErr, spec.ErrMaxCost):
+		return &ExitError{Code: specsExitCost, Err: fmt.Errorf("%w (run ralph specs run again with a higher --max-cost to go on)", runErr)}
+	case errors.Is(runErr, errParallelUsage):
+		return usageError(runErr)
 	case ctx.Err() != nil:
 		return &ExitError{Code: specsExitSignal, Err: fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr)}
 	case errors.Is(runErr, spec.ErrAgentUnavailable):
@@ -258,6 +300,9 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	}
 	if n := len(rep.Failed()); n > 0 {
 		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed", n, len(rep.Results))}
+	}
+	if n := len(rep.Conflicts()); n > 0 {
+		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs could not land", n, len(rep.Results))}
 	}
 	return nil
 }
@@ -269,7 +314,11 @@ func printSpecsSummary(g *Globals, rep spec.Report) {
 		counts[r.Outcome]++
 		cost += r.CostUSD
 	}
-	fmt.Fprintf(g.Stdout, "\nspecs: %d done, %d failed, %d skipped (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], cost)
+	conflicts := ""
+	if n := counts[spec.Conflict]; n > 0 {
+		conflicts = fmt.Sprintf(", %d conflict", n)
+	}
+	fmt.Fprintf(g.Stdout, "\nspecs: %d done, %d failed, %d skipped%s (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], conflicts, cost)
 	if failed := rep.Failed(); len(failed) > 0 {
 		fmt.Fprintln(g.Stdout, "failed:")
 		for _, r := range failed {
@@ -277,6 +326,12 @@ func printSpecsSummary(g *Globals, rep spec.Report) {
 			if r.Logs != "" {
 				fmt.Fprintf(g.Stdout, "    logs: %s\n", r.Logs)
 			}
+		}
+	}
+	if c := rep.Conflicts(); len(c) > 0 {
+		fmt.Fprintln(g.Stdout, "could not land:")
+		for _, r := range c {
+			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
 		}
 	}
 }
@@ -289,6 +344,9 @@ type specStatus struct {
 	ImplAttempts int     `json:"impl_attempts"`
 	LastResult   string  `json:"last_result,omitempty"`
 	CostUSD      float64 `json:"cost_usd"`
+	// Worktree and Branch are where a parallel run runs the spec.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
 }
 
 func newSpecsStatusCommand(g *Globals) *cobra.Command {
@@ -300,7 +358,12 @@ func newSpecsStatusCommand(g *Globals) *cobra.Command {
 invalidated, candidate, done, failed, or the step a running pipeline is
 in), its plan attempt, its implementation attempts, the last result and the
 agents' cost. The files in DIR decide the state; the store adds the rest.
-Works while a run is going.`,
+Works while a run is going.
+
+After a parallel run (ralph specs run --parallel N), a spec still in its
+worktree is read from there and listed below the table with its worktree
+and branch; "landing" is done and waiting in the merge queue; "conflict"
+could not land, and the line below the table says what to do.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -330,7 +393,18 @@ Works while a run is going.`,
 			for _, r := range rows {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\n", r.Spec, r.State, r.PlanAttempt, r.ImplAttempts, trimOneLine(r.LastResult, 70), r.CostUSD)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, r := range rows {
+				switch {
+				case r.State == spec.StateConflict:
+					fmt.Fprintf(g.Stdout, "%s: could not land: %s\n", r.Spec, r.LastResult)
+				case r.Worktree != "" && r.State != spec.StateDone:
+					fmt.Fprintf(g.Stdout, "%s: in worktree %s (branch %s)\n", r.Spec, r.Worktree, r.Branch)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON")
@@ -365,15 +439,31 @@ func specsStatus(ctx context.Context, ws *workspace.Workspace, layout spec.Layou
 			return nil, err
 		}
 		rec := records[s.Rel]
+		if rec.Worktree != "" && fs.State != spec.StateDone {
+			// A parallel run keeps the spec's files in its worktree.
+			if wl, err := spec.NewLayout(rec.Worktree, filepath.Join(rec.Worktree, layout.RootRel(layout.Dir))); err == nil {
+				if _, err := os.Stat(wl.Root); err == nil {
+					if wfs, err := wl.Inspect(s); err == nil {
+						if wfs.State == spec.StateDone {
+							wfs.State = spec.StateLanding // done there, not landed yet
+						}
+						fs = wfs
+					}
+				}
+			}
+		}
 		row := specStatus{Spec: s.Rel, State: fs.State, PlanAttempt: fs.PlanAttempt, ImplAttempts: rec.ImplAttempts, LastResult: rec.LastResult, CostUSD: rec.CostUSD}
+		if rec.Worktree != "" && rec.State != spec.StateDone {
+			row.Worktree, row.Branch = layout.RootRel(rec.Worktree), rec.Branch
+		}
 		if row.PlanAttempt == 0 {
 			row.PlanAttempt = rec.PlanAttempt
 		}
 		switch {
 		case fs.State == spec.StateDone:
-		case rec.State == spec.StateFailed:
-			row.State = spec.StateFailed
-		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying):
+		case rec.State == spec.StateFailed, rec.State == spec.StateConflict:
+			row.State = rec.State
+		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying || rec.State == spec.StateLanding):
 			row.State = rec.State
 		}
 		rows = append(rows, row)

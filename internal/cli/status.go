@@ -31,6 +31,8 @@ type statusReport struct {
 	Totals     totals               `json:"all_tasks"`
 	// Plan is the check of .ralph/plan.tsx as it is now; nil without one.
 	Plan *planStatus `json:"plan,omitempty"`
+	// Specs are the specs a parallel spec run has in its worktrees.
+	Specs []store.SpecRecord `json:"specs,omitempty"`
 }
 
 // planStatus is how the plan checks, as ralph plan validate sees it.
@@ -77,15 +79,33 @@ func newStatusCommand(g *Globals) *cobra.Command {
 			}
 			defer st.Close()
 			rep, err := buildStatus(ctx, ws, st)
-			if err != nil {
-				return err
+			specs, serr := worktreeSpecs(ctx, st)
+			if serr != nil {
+				return serr
 			}
+			if err != nil {
+				var ee *ExitError
+				if !errors.As(err, &ee) || len(specs) == 0 {
+					return err
+				}
+				// Only a parallel spec run so far: show its specs.
+				rep = statusReport{Running: ws.HolderPID() != 0, PID: ws.HolderPID(), Specs: specs}
+				if asJSON {
+					enc := json.NewEncoder(g.Stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(rep)
+				}
+				printWorktreeSpecs(g, ws, rep)
+				return nil
+			}
+			rep.Specs = specs
 			if asJSON {
 				enc := json.NewEncoder(g.Stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
 			printStatus(g, rep)
+			printWorktreeSpecs(g, ws, rep)
 			return nil
 		},
 	}

@@ -433,6 +433,7 @@ stylesheet = "src/index.css"
 dir = "specs"
 max_attempts = 3           # failed plan, implementation and verify attempts per spec
 backoff = "10s"            # wait before a retry, doubling each time
+parallel = 1               # specs at once, each in a git worktree (ralph specs run --parallel N)
 # planner_promise = "<promise>COMPLETE</promise>"
 # implementer_promise = "<promise>COMPLETE</promise>"
 # pass_promise = "<promise>PASS</promise>"
@@ -481,6 +482,10 @@ type Specs struct {
 	// PassPromise and FailPromise end the verifier's final message.
 	PassPromise string `toml:"pass_promise"`
 	FailPromise string `toml:"fail_promise"`
+	// Parallel is how many specs run at once, each in its own git
+	// worktree; 1 (the default) runs them one after another in the
+	// workspace itself.
+	Parallel int `toml:"parallel"`
 }
 
 // DefaultSpecs returns the [specs] defaults.
@@ -493,12 +498,16 @@ func DefaultSpecs() Specs {
 		ImplementerPromise: DefaultPromise,
 		PassPromise:        DefaultPassPromise,
 		FailPromise:        DefaultFailPromise,
+		Parallel:           1,
 	}
 }
 
 func (s Specs) validate() error {
 	if s.MaxAttempts < 1 {
 		return fmt.Errorf("%s: [specs] max_attempts must be at least 1", FileName)
+	}
+	if s.Parallel < 1 {
+		return fmt.Errorf("%s: [specs] parallel must be at least 1", FileName)
 	}
 	if s.Backoff.Duration < 0 {
 		return fmt.Errorf("%s: [specs] backoff must not be negative", FileName)

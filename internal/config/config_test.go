@@ -62,9 +62,20 @@ func TestSpecsSettings(t *testing.T) {
 	if s.MaxAttempts != 5 || s.Backoff.Duration != 0 || s.PassPromise != "OK" || s.FailPromise != DefaultFailPromise || s.Dir != "specs" {
 		t.Errorf("specs = %+v", s)
 	}
+	if s.Parallel != 1 {
+		t.Errorf("parallel defaults to %d, want 1", s.Parallel)
+	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nmax_attempts = 0\n"), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "max_attempts") {
 		t.Errorf("max_attempts = 0: err = %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nparallel = 3\n"), 0o644)
+	if cfg, err := Load(dir); err != nil || cfg.Specs.Parallel != 3 {
+		t.Errorf("parallel = 3: %d, %v", cfg.Specs.Parallel, err)
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("[specs]\nparallel = 0\n"), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "parallel") {
+		t.Errorf("parallel = 0: err = %v", err)
 	}
 }
 

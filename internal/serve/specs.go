@@ -21,6 +21,9 @@ type SpecRow struct {
 	ImplAttempts int     `json:"impl_attempts"`
 	LastResult   string  `json:"last_result,omitempty"`
 	CostUSD      float64 `json:"cost_usd"`
+	// Worktree and Branch are where a parallel run runs the spec.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
 }
 
 // SpecsFunc returns what ralph specs status shows, for the specs page and

@@ -19,7 +19,7 @@ import (
 
 // privatePaths are ralph's harness-private files, never part of a snapshot
 // and never touched by a rollback, whatever .gitignore says.
-var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token"}
+var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token", ".ralph/worktrees"}
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says, with an untracked cache for git status.

@@ -83,7 +83,28 @@ type Options struct {
 	Logger   *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Worktree is recorded with every agent call when Records also keeps
+	// calls (CallRecords): the git worktree the specs run in, "" for the
+	// workspace itself.
+	Worktree string
+	// OnCost receives the cost of every agent call; nil ignores it. A
+	// parallel run sums it for its whole-run budget.
+	OnCost func(usd float64)
+	// Budget, when set, is asked before every step (plan, implement,
+	// verify): an error (one that wraps ErrMaxCost) ends the spec's run
+	// before the step, the spec left where it was for the next run to
+	// resume. Steps already running finish and are recorded.
+	Budget func() error
 }
+
+// CallRecords is what the pipeline records of every agent call when its
+// Records also implement it (the store does).
+type CallRecords interface {
+	StartSpecCall(ctx context.Context, specID, worktree, role string, attempt int) (int64, error)
+	EndSpecCall(ctx context.Context, id int64, outcome string, costUSD float64) error
+}
+
+var _ CallRecords = (*store.Store)(nil)
 
 // Pipeline runs specs.
 type Pipeline struct {
@@ -123,6 +144,9 @@ const (
 	Done    Outcome = "done"
 	Failed  Outcome = "failed"
 	Skipped Outcome = "skipped" // already done and not forced
+	// Conflict: a parallel run's spec was done but could not land on the
+	// run's branch, even after going back to its implementer once.
+	Conflict Outcome = "conflict"
 )
 
 // Result is one spec's outcome.
@@ -146,6 +170,17 @@ func (r Report) Failed() []Result {
 	var out []Result
 	for _, x := range r.Results {
 		if x.Outcome == Failed {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Conflicts returns the results of the specs that could not land.
+func (r Report) Conflicts() []Result {
+	var out []Result
+	for _, x := range r.Results {
+		if x.Outcome == Conflict {
 			out = append(out, x)
 		}
 	}
@@ -257,6 +292,11 @@ func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
+		}
+		if p.opt.Budget != nil {
+			if err := p.opt.Budget(); err != nil {
+				return Result{}, err
+			}
 		}
 		if r.retry {
 			if err := p.backoff(ctx, r.failures); err != nil {
@@ -370,13 +410,18 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 		if p.opt.AgentTimeout > 0 {
 			cctx, cancel = context.WithTimeout(ctx, p.opt.AgentTimeout)
 		}
+		callID := p.startCall(ctx, r, role, attempt)
 		res, err := ag.Run(cctx, req, lg.event)
 		cancel()
 		r.rec.CostUSD += res.Usage.CostUSD
+		if p.opt.OnCost != nil && res.Usage.CostUSD != 0 {
+			p.opt.OnCost(res.Usage.CostUSD)
+		}
 		outcome := "agent finished"
 		if err != nil {
 			outcome = "agent error: " + err.Error()
 		}
+		p.endCall(ctx, callID, outcome, res.Usage.CostUSD)
 		if lerr := lg.close(res, outcome); lerr != nil {
 			p.log.Warn("write run log", "err", lerr)
 		}
@@ -406,6 +451,31 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 	}
 }
 
+// startCall records the start of an agent call; 0 when the records keep
+// no calls or the write failed (a missing call row never stops a run).
+func (p *Pipeline) startCall(ctx context.Context, r *specRun, role Role, attempt int) int64 {
+	cr, ok := p.opt.Records.(CallRecords)
+	if !ok {
+		return 0
+	}
+	id, err := cr.StartSpecCall(ctx, r.s.Rel, p.opt.Worktree, string(role), attempt)
+	if err != nil {
+		p.log.Warn("record call", "err", err)
+		return 0
+	}
+	return id
+}
+
+func (p *Pipeline) endCall(ctx context.Context, id int64, outcome string, cost float64) {
+	cr, ok := p.opt.Records.(CallRecords)
+	if !ok || id == 0 {
+		return
+	}
+	if err := cr.EndSpecCall(context.WithoutCancel(ctx), id, outcome, cost); err != nil {
+		p.log.Warn("record call end", "err", err)
+	}
+}
+
 // note appends the harness's judgement to a run log.
 func note(dir, name, format string, args ...any) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -418,5 +488,5 @@ func note(dir, name, format string, args ...any) {
 
 // fatal reports whether an agent error ends the whole run.
 func fatal(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable)
+	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable) || errors.Is(err, ErrMaxCost)
 }

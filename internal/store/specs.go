@@ -31,16 +31,26 @@ type SpecRecord struct {
 	// BaseCommit is HEAD before the first implementation attempt.
 	BaseCommit string `json:"base_commit,omitempty"`
 	// Feedback is what the next implementation attempt must read.
-	Feedback  string    `json:"feedback,omitempty"`
+	Feedback string `json:"feedback,omitempty"`
+	// Worktree is the git worktree a parallel run runs the spec in, ""
+	// for a run in the workspace itself.
+	Worktree string `json:"worktree,omitempty"`
+	// Branch is the worktree's branch ("ralph/spec/<id>").
+	Branch string `json:"branch,omitempty"`
+	// LandedCommit is the commit the spec landed as on the run's branch.
+	LandedCommit string `json:"landed_commit,omitempty"`
+	// Conflicts counts landings that failed and went back to the
+	// implementer.
+	Conflicts int       `json:"conflicts,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-const specColumns = `id, state, plan_attempt, impl_attempts, verify_attempts, last_result, cost_usd, base_commit, feedback, updated_at`
+const specColumns = `id, state, plan_attempt, impl_attempts, verify_attempts, last_result, cost_usd, base_commit, feedback, worktree, branch, landed_commit, conflicts, updated_at`
 
 func scanSpec(row interface{ Scan(...any) error }) (SpecRecord, error) {
 	var r SpecRecord
 	var at sql.NullString
-	err := row.Scan(&r.ID, &r.State, &r.PlanAttempt, &r.ImplAttempts, &r.VerifyAttempts, &r.LastResult, &r.CostUSD, &r.BaseCommit, &r.Feedback, &at)
+	err := row.Scan(&r.ID, &r.State, &r.PlanAttempt, &r.ImplAttempts, &r.VerifyAttempts, &r.LastResult, &r.CostUSD, &r.BaseCommit, &r.Feedback, &r.Worktree, &r.Branch, &r.LandedCommit, &r.Conflicts, &at)
 	r.UpdatedAt = parseTime(at)
 	return r, err
 }
@@ -82,16 +92,78 @@ func (s *Store) Specs(ctx context.Context) ([]SpecRecord, error) {
 // UpdatedAt.
 func (s *Store) PutSpec(ctx context.Context, r SpecRecord) error {
 	_, err := s.db.ExecContext(ctx, `
-		INSERT INTO specs (`+specColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO specs (`+specColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			state = excluded.state, plan_attempt = excluded.plan_attempt,
 			impl_attempts = excluded.impl_attempts, verify_attempts = excluded.verify_attempts,
 			last_result = excluded.last_result, cost_usd = excluded.cost_usd,
 			base_commit = excluded.base_commit, feedback = excluded.feedback,
+			worktree = excluded.worktree, branch = excluded.branch,
+			landed_commit = excluded.landed_commit, conflicts = excluded.conflicts,
 			updated_at = excluded.updated_at`,
-		r.ID, r.State, r.PlanAttempt, r.ImplAttempts, r.VerifyAttempts, r.LastResult, r.CostUSD, r.BaseCommit, r.Feedback, s.stamp())
+		r.ID, r.State, r.PlanAttempt, r.ImplAttempts, r.VerifyAttempts, r.LastResult, r.CostUSD, r.BaseCommit, r.Feedback, r.Worktree, r.Branch, r.LandedCommit, r.Conflicts, s.stamp())
 	if err != nil {
 		return fmt.Errorf("write spec %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// SpecCall is one agent call (or landing) of the spec pipeline: a row of
+// spec_calls.
+type SpecCall struct {
+	ID int64 `json:"id"`
+	// SpecID is the spec's record id; Worktree where it ran ("" for the
+	// workspace itself).
+	SpecID   string `json:"spec_id"`
+	Worktree string `json:"worktree,omitempty"`
+	// Role is planner, implementer, verifier or land.
+	Role      string    `json:"role"`
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is zero while the call runs (or when its ralph died).
+	EndedAt time.Time `json:"ended_at"`
+	Outcome string    `json:"outcome,omitempty"`
+	CostUSD float64   `json:"cost_usd"`
+}
+
+// StartSpecCall records that a call began and returns its id.
+func (s *Store) StartSpecCall(ctx context.Context, specID, worktree, role string, attempt int) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO spec_calls (spec_id, worktree, role, attempt, started_at) VALUES (?, ?, ?, ?, ?)`,
+		specID, worktree, role, attempt, s.stamp())
+	if err != nil {
+		return 0, fmt.Errorf("record %s call of %s: %w", role, specID, err)
+	}
+	return res.LastInsertId()
+}
+
+// EndSpecCall records how a call ended.
+func (s *Store) EndSpecCall(ctx context.Context, id int64, outcome string, costUSD float64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE spec_calls SET ended_at = ?, outcome = ?, cost_usd = ? WHERE id = ?`, s.stamp(), outcome, costUSD, id)
+	if err != nil {
+		return fmt.Errorf("record the end of call %d: %w", id, err)
+	}
+	return nil
+}
+
+// SpecCalls returns the calls with an id above after, oldest first.
+func (s *Store) SpecCalls(ctx context.Context, after int64) ([]SpecCall, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, spec_id, worktree, role, attempt, started_at, ended_at, outcome, cost_usd FROM spec_calls WHERE id > ? ORDER BY id`, after)
+	if err != nil {
+		return nil, fmt.Errorf("list spec calls: %w", err)
+	}
+	defer rows.Close()
+	var out []SpecCall
+	for rows.Next() {
+		var c SpecCall
+		var start, end sql.NullString
+		if err := rows.Scan(&c.ID, &c.SpecID, &c.Worktree, &c.Role, &c.Attempt, &start, &end, &c.Outcome, &c.CostUSD); err != nil {
+			return nil, fmt.Errorf("list spec calls: %w", err)
+		}
+		c.StartedAt, c.EndedAt = parseTime(start), parseTime(end)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list spec calls: %w", err)
+	}
+	return out, nil
 }

@@ -39,3 +39,46 @@ func TestSpecRecords(t *testing.T) {
 		t.Errorf("Specs = %+v, %v", all, err)
 	}
 }
+
+// A parallel run's worktree fields round-trip, and every call is recorded
+// with its spec, worktree and times.
+func TestSpecWorktreeAndCalls(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec := SpecRecord{ID: "a.md", State: "landing", Worktree: "/w/.ralph/worktrees/a", Branch: "ralph/spec/a", LandedCommit: "c0ffee", Conflicts: 1}
+	if err := s.PutSpec(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Spec(ctx, "a.md")
+	if err != nil || got.Worktree != rec.Worktree || got.Branch != rec.Branch || got.LandedCommit != "c0ffee" || got.Conflicts != 1 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	id, err := s.StartSpecCall(ctx, "a.md", rec.Worktree, "implementer", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartSpecCall(ctx, "b.md", "/w/b", "planner", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndSpecCall(ctx, id, "agent finished", 0.25); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := s.SpecCalls(ctx, 0)
+	if err != nil || len(calls) != 2 {
+		t.Fatalf("calls %+v, %v", calls, err)
+	}
+	c := calls[0]
+	if c.SpecID != "a.md" || c.Worktree != rec.Worktree || c.Role != "implementer" || c.Attempt != 2 || c.StartedAt.IsZero() || c.EndedAt.Before(c.StartedAt) || c.CostUSD != 0.25 || c.Outcome != "agent finished" {
+		t.Errorf("call %+v", c)
+	}
+	if !calls[1].EndedAt.IsZero() {
+		t.Errorf("a running call has an end: %+v", calls[1])
+	}
+	if later, _ := s.SpecCalls(ctx, id); len(later) != 1 || later[0].SpecID != "b.md" {
+		t.Errorf("after %d: %+v", id, later)
+	}
+}

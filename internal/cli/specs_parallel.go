@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/spec"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// errParallelUsage marks a parallel run that cannot start as asked.
+var errParallelUsage = errors.New("cannot run specs in parallel")
+
+// runSpecsParallel runs the specs cfg.Specs.Parallel at a time in git
+// worktrees and lands them on the current branch through a merge queue.
+func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *workspace.Workspace, layout spec.Layout, specs []spec.Spec, p *spec.Pipeline) (spec.Report, error) {
+	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return spec.Report{}, fmt.Errorf("%w: HEAD is not on a branch (specs land on the branch the run starts on)", errParallelUsage)
+	}
+	target = strings.TrimSpace(target)
+	start, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return spec.Report{}, fmt.Errorf("%w: %s has no commit yet", errParallelUsage, target)
+	}
+	// Every worktree starts from the last commit: a spec that is not
+	// committed as it is on disk would run as something else.
+	args := []string{"status", "--porcelain", "--"}
+	for _, s := range specs {
+		args = append(args, layout.RootRel(layout.SpecPath(s)))
+	}
+	if out, err := mergequeue.Git(ctx, ws.Root, args...); err != nil {
+		return spec.Report{}, err
+	} else if out = strings.TrimSpace(out); out != "" {
+		return spec.Report{}, fmt.Errorf("%w: commit the specs first, each spec's worktree starts from the last commit:\n%s", errParallelUsage, out)
+	}
+	gates := specGates(cfg)
+	var wtLock sync.Mutex
+	queue := mergequeue.New(mergequeue.Options{
+		Repo:         ws.Root,
+		Target:       target,
+		Gates:        landingGates(gates),
+		Say:          func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		WorktreeLock: &wtLock,
+		Logger:       g.Logger,
+	})
+	board := newSpecBoard(g.Stdout)
+	defer board.close()
+	fmt.Fprintf(g.Stdout, "running %d specs, %d at a time, landing on %s\n", len(specs), cfg.Specs.Parallel, target)
+	return p.RunParallel(ctx, specs, spec.ParallelOptions{
+		N:            cfg.Specs.Parallel,
+		Target:       target,
+		Start:        strings.TrimSpace(start),
+		Queue:        queue,
+		WorktreeLock: &wtLock,
+		OpenSnapshots: func(ctx context.Context, dir string) (spec.Snapshots, error) {
+			return snapshot.Open(ctx, dir, g.Logger)
+		},
+		MaxCost: cfg.Limits.MaxCost,
+		Line:    board.line,
+	})
+}
+
+// specBoard shows a parallel run's progress: on a terminal, one line per
+// spec, redrawn in place; elsewhere every line as it comes.
+type specBoard struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	width int // of the terminal; lines are cut to it so none wraps
+	order []string
+	lines map[string]string
+	drawn int
+}
+
+func newSpecBoard(w io.Writer) *specBoard {
+	b := &specBoard{w: w, lines: map[string]string{}, width: 80}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		b.tty = true
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 10 {
+			b.width = cols
+		}
+	}
+	return b
+}
+
+func (b *specBoard) line(s spec.Spec, line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.tty {
+		fmt.Fprintln(b.w, "  "+line)
+		return
+	}
+	if _, ok := b.lines[s.Rel]; !ok {
+		b.order = append(b.order, s.Rel)
+	}
+	b.lines[s.Rel] = line
+	if b.drawn > 0 {
+		fmt.Fprintf(b.w, "\x1b[%dA", b.drawn)
+	}
+	for _, rel := range b.order {
+		fmt.Fprintf(b.w, "\x1b[2K  %s\n", cut(b.lines[rel], b.width-3))
+	}
+	b.drawn = len(b.order)
+}
+
+func (b *specBoard) close() {}
+
+// cut shortens s to n runes, marking the cut with an ellipsis.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// landingGates runs the spec gates on a rebased branch for the merge
+// queue: "" when they pass, else the failed gates on the first line and
+// their feedback below.
+func landingGates(gates []gate.Gate) mergequeue.Gates {
+	return func(ctx context.Context, dir string) (string, error) {
+		results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		failed := gate.Failed(results)
+		if len(failed) == 0 {
+			return "", nil
+		}
+		names := make([]string, len(failed))
+		for i, f := range failed {
+			names[i] = f.Gate
+		}
+		return strings.Join(names, ", ") + "\n\n" + gate.Feedback(results), nil
+	}
+}
