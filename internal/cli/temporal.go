@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
@@ -335,6 +336,71 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 	return nil
 }
 
+// queueLander lands the branches workers pushed through the merge queue
+// of local parallel runs: each is fetched into a local branch
+// ralph/temporal/<branch>, checked out in a worktree under
+// .ralph/worktrees/, rebased onto the checkout's branch, gated and
+// fast-forwarded; then the worktree and the local branch go.
+type queueLander struct {
+	root, remote, dir string
+	q                 *mergequeue.Queue
+	wtLock            sync.Mutex
+}
+
+var _ temporalrun.Lander = (*queueLander)(nil)
+
+func newQueueLander(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, remote string) (*queueLander, error) {
+	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return nil, usageError(fmt.Errorf("land specs: the checkout is not on a branch: %w", err))
+	}
+	l := &queueLander{root: ws.Root, remote: remote, dir: filepath.Join(ws.StateDir(), "worktrees")}
+	l.q = mergequeue.New(mergequeue.Options{
+		Repo: ws.Root, Target: strings.TrimSpace(target), WorktreeLock: &l.wtLock, Logger: g.Logger,
+		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		Gates: landingGates(specGates(cfg)),
+	})
+	return l, nil
+}
+
+// Land implements temporalrun.Lander.
+func (l *queueLander) Land(ctx context.Context, branch, commit string) error {
+	local := "ralph/temporal/" + branch
+	wt := filepath.Join(l.dir, "temporal-"+strings.ReplaceAll(branch, "/", "-"))
+	cleanup := func() {
+		l.wtLock.Lock()
+		defer l.wtLock.Unlock()
+		_, _ = mergequeue.Git(ctx, l.root, "worktree", "remove", "-f", "-f", wt)
+		_ = os.RemoveAll(wt)
+		_, _ = mergequeue.Git(ctx, l.root, "worktree", "prune")
+		_, _ = mergequeue.Git(ctx, l.root, "branch", "-D", "-q", local)
+	}
+	cleanup() // what a killed landing left
+	defer cleanup()
+	if _, err := mergequeue.Git(ctx, l.root, "fetch", "-q", "--no-tags", l.remote, "+refs/heads/"+branch+":refs/heads/"+local); err != nil {
+		return err
+	}
+	if commit != "" {
+		if _, err := mergequeue.Git(ctx, l.root, "branch", "-f", local, commit); err != nil {
+			return err
+		}
+	}
+	l.wtLock.Lock()
+	_, err := mergequeue.Git(ctx, l.root, "worktree", "add", "-q", wt, local)
+	l.wtLock.Unlock()
+	if err != nil {
+		return err
+	}
+	lr, err := l.q.Land(ctx, mergequeue.Request{Branch: local, Worktree: wt, Name: branch})
+	if err != nil {
+		return err
+	}
+	if lr.Outcome != mergequeue.Landed {
+		return fmt.Errorf("%s: %s (branch %s is on the remote)", lr.Outcome, firstLineOf(lr.Reason), branch)
+	}
+	return nil
+}
+
 // specWorkflowID names spec sp's workflow for the repository at url: the
 // same spec of the same repository always gets the same id.
 func specWorkflowID(url string, sp spec.Spec) string {
@@ -389,7 +455,10 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 	if err != nil {
 		return err
 	}
-	lander := &temporalrun.RebaseLander{Dir: ws.Root, Remote: t.remote}
+	lander, err := newQueueLander(ctx, g, ws, cfg, t.remote)
+	if err != nil {
+		return err
+	}
 	f := &follower{g: g}
 	type outcome struct {
 		sp  spec.Spec
