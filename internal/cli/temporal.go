@@ -333,6 +333,32 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 	if res.ExitCode != 0 {
 		return &ExitError{Code: res.ExitCode}
 	}
+	// A completed task lands like ralph run --worktree's: through the
+	// merge queue, onto the checkout's branch.
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	s, err := temporalrun.Describe(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	remote := s.Job.Remote
+	if r, err := gitOut(ctx, ws.Root, "remote"); err == nil {
+		for _, name := range strings.Fields(r) {
+			if u, err := gitOut(ctx, ws.Root, "remote", "get-url", name); err == nil && u == s.Job.Remote {
+				remote = name
+			}
+		}
+	}
+	lander, err := newQueueLander(ctx, g, ws, cfg, remote)
+	if err != nil {
+		return err
+	}
+	if err := lander.Land(ctx, res.Branch, res.Commit); err != nil {
+		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task could not land: %w", err)}
+	}
+	fmt.Fprintf(g.Stdout, "landed %s\n", res.Branch)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package temporaltest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -94,6 +95,13 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 			}
 			if files := run(t, work, "git", "diff", "--name-only", "HEAD", "FETCH_HEAD"); strings.Contains(files, ".ralph/") {
 				t.Errorf("the task branch carries ralph's own files:\n%s", files)
+			}
+			// The completed task landed on the checkout's branch.
+			if !strings.Contains(out, "landed "+m[1]) {
+				t.Errorf("the task did not land:\n%s", out)
+			}
+			if got, err := os.ReadFile(filepath.Join(work, "step2.txt")); err != nil || string(got) != "2" {
+				t.Errorf("step2.txt in the checkout = %q, %v", got, err)
 			}
 			if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "ended on worker-a with exit code 0") {
 				t.Errorf("status after the run:\n%s", st)
