@@ -9,11 +9,17 @@ GO ?= go
 test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	cd internal/temporaltest && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## The tests against an in-process Temporal server live in their own Go
+## module (internal/temporaltest), so the server stays out of ralph's
+## go.sum and binary; they drive the ralph binary as real processes.
 
 ## deps: Go modules, the pinned agent CLIs (npm), Chromium for the
 ## dashboard's browser tests, and a git identity
 deps:
 	$(GO) mod download
+	cd internal/temporaltest && $(GO) mod download
 	./scripts/install-agent-clis.sh
 	./scripts/install-chromium.sh
 	./scripts/ensure-git-identity.sh

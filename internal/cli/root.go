@@ -122,5 +122,6 @@ Start with:
 		newServeCommand(g),
 		newDoctorCommand(g),
 	)
+	addTemporal(g, root)
 	return root
 }

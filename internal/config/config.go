@@ -53,6 +53,33 @@ type Config struct {
 
 	// Specs configures the spec pipeline (ralph specs run): [specs].
 	Specs Specs `toml:"specs"`
+
+	// Temporal configures running tasks and specs as Temporal workflows
+	// (ralph run/specs run/worker --temporal): [temporal].
+	Temporal Temporal `toml:"temporal"`
+}
+
+// Temporal is the [temporal] table: where the Temporal cluster is and how
+// to reach it. Nothing here is secret: the API key is read from the
+// environment variable APIKeyEnv names, never from ralph.toml.
+type Temporal struct {
+	// Address is the frontend's HOST:PORT; empty means Temporal is off
+	// unless a command's --temporal flag names one.
+	Address string `toml:"address"`
+	// Namespace defaults to "default".
+	Namespace string `toml:"namespace"`
+	// TaskQueue defaults to "ralph".
+	TaskQueue string `toml:"task_queue"`
+	// TLSCert and TLSKey are a client certificate and key (PEM files)
+	// for mTLS, as Temporal Cloud's certificate auth wants.
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+	// TLS turns TLS on without a client certificate (API-key auth turns
+	// it on by itself).
+	TLS bool `toml:"tls"`
+	// APIKeyEnv names the environment variable holding an API key
+	// (Temporal Cloud API-key auth).
+	APIKeyEnv string `toml:"api_key_env"`
 }
 
 // Limits bound a run.
@@ -411,6 +438,16 @@ parallel = 1               # specs at once, each in a git worktree (ralph specs 
 # implementer_promise = "<promise>COMPLETE</promise>"
 # pass_promise = "<promise>PASS</promise>"
 # fail_promise = "<promise>FAIL</promise>"
+
+# Run tasks and specs as Temporal workflows (ralph run/specs run/worker
+# --temporal). Nothing secret here: the API key comes from the environment.
+# [temporal]
+# address = "localhost:7233"
+# namespace = "default"
+# task_queue = "ralph"
+# tls_cert = "client.pem"         # mTLS (Temporal Cloud certificate auth)
+# tls_key = "client.key"
+# api_key_env = "TEMPORAL_API_KEY" # API-key auth; implies TLS
 `
 
 // ---------------------------------------------------------------------

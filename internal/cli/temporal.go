@@ -1,0 +1,731 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/client"
+
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/spec"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/temporalrun"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// keyTemporalWorkflow remembers the workflow ralph run --temporal started
+// last in this workspace, for status, approve, reject and stop.
+const keyTemporalWorkflow = "temporal:workflow"
+
+// temporalFlags are the flags that point a command at a Temporal cluster.
+type temporalFlags struct {
+	address, namespace, queue, workflow, remote string
+	heartbeat                                   time.Duration
+	maxAttempts                                 int
+}
+
+// flags a Temporal-backed command handles itself and does not pass on to
+// the ralph run on the worker.
+var temporalOwnFlags = map[string]bool{"temporal": true, "namespace": true, "task-queue": true,
+	"workflow": true, "remote": true, "heartbeat-timeout": true, "attempts": true, "dir": true, "verbose": true, "json": true}
+
+// pathFlags hold file paths, made relative to the repository root for the
+// worker's worktree.
+var pathFlags = map[string]bool{"script": true, "planner-script": true, "implementer-script": true, "verifier-script": true}
+
+func (t *temporalFlags) add(cmd *cobra.Command, submit bool) {
+	f := cmd.Flags()
+	f.StringVar(&t.address, "temporal", "", "run against the Temporal cluster at `HOST:PORT` (default [temporal] address in ralph.toml)")
+	f.StringVar(&t.namespace, "namespace", "", "Temporal `NS` (default [temporal] namespace, else default)")
+	f.StringVar(&t.queue, "task-queue", "", "Temporal task `QUEUE` (default [temporal] task_queue, else ralph)")
+	if submit {
+		f.StringVar(&t.remote, "remote", "origin", "git remote `NAME` (or URL) the workers clone and push to")
+		f.DurationVar(&t.heartbeat, "heartbeat-timeout", 30*time.Second, "retry an attempt on another worker when not heard from for this long")
+		f.IntVar(&t.maxAttempts, "attempts", 5, "attempts per workflow (a worker lost counts as one)")
+	} else {
+		f.StringVar(&t.workflow, "workflow", "", "the workflow `ID` (default: the one ralph run --temporal started last here)")
+	}
+}
+
+// on says whether the command was pointed at Temporal.
+func (t *temporalFlags) on(cfg config.Config) bool {
+	return t.address != "" || (t.workflow != "" && cfg.Temporal.Address != "")
+}
+
+func (t *temporalFlags) dial(ctx context.Context, g *Globals, cfg config.Config) (client.Client, temporalrun.Settings, error) {
+	s := temporalrun.FromConfig(cfg.Temporal, t.address, t.namespace, t.queue)
+	c, err := temporalrun.Dial(ctx, s, g.Logger)
+	if err != nil {
+		return nil, s, &ExitError{Code: 1, Err: err}
+	}
+	return c, s, nil
+}
+
+// addTemporal gives ralph's commands their --temporal mode.
+func addTemporal(g *Globals, root *cobra.Command) {
+	for _, cmd := range root.Commands() {
+		switch cmd.Name() {
+		case "run":
+			wrapTemporal(g, cmd, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				return runTaskTemporal(ctx, g, t, cmd, args[0])
+			})
+		case "resume":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+					fmt.Fprintf(g.Stdout, "following workflow %s\n", id)
+					return followTask(ctx, g, c, id)
+				})
+			})
+		case "status":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				return statusTemporal(ctx, g, t)
+			})
+		case "pending":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				return pendingTemporal(ctx, g, t)
+			})
+		case "approve", "reject":
+			status := store.HumanApproved
+			if cmd.Name() == "reject" {
+				status = store.HumanRejected
+			}
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				resp, _ := cmd.Flags().GetString("response")
+				return answerTemporal(ctx, g, t, args[0], status, resp)
+			})
+		case "stop":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				reason, _ := cmd.Flags().GetString("reason")
+				return stopTemporal(ctx, g, t, reason)
+			})
+		case "specs":
+			for _, sub := range cmd.Commands() {
+				switch sub.Name() {
+				case "run":
+					wrapTemporal(g, sub, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+						return runSpecsTemporal(ctx, g, t, cmd, args)
+					})
+				case "status":
+					t := wrapTemporal(g, sub, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+						return specsStatusTemporal(ctx, g, t, args)
+					})
+					sub.Flags().StringVar(&t.remote, "remote", "origin", "git remote `NAME` (or URL) the specs' workflows use")
+					_ = sub.Flags().MarkHidden("workflow")
+				}
+			}
+		}
+	}
+	root.AddCommand(newWorkerCommand(g))
+}
+
+func wrapTemporal(g *Globals, cmd *cobra.Command, submit bool, fn func(context.Context, *temporalFlags, *cobra.Command, []string) error) *temporalFlags {
+	t := &temporalFlags{}
+	t.add(cmd, submit)
+	local := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if t.address == "" && t.workflow == "" {
+			return local(cmd, args)
+		}
+		_, cfg, err := openWorkspace(cmd.Context(), g)
+		if err != nil {
+			return err
+		}
+		if !t.on(cfg) {
+			return usageError(temporalrun.ErrNoAddress)
+		}
+		return fn(cmd.Context(), t, cmd, args)
+	}
+	return t
+}
+
+// passArgs turns the flags the user set into argv for the ralph run on
+// the worker, file paths made relative to the repository root.
+func passArgs(g *Globals, root string, cmd *cobra.Command) ([]string, error) {
+	var out []string
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if temporalOwnFlags[f.Name] || err != nil {
+			return
+		}
+		v := f.Value.String()
+		if pathFlags[f.Name] {
+			v, err = repoRel(g, root, v)
+		}
+		out = append(out, "--"+f.Name+"="+v)
+	})
+	return out, err
+}
+
+// repoRel makes p (relative to --dir) relative to the repository root; it
+// must be inside it, since the worker sees only what the remote holds.
+func repoRel(g *Globals, root, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(g.Dir, p)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", usageError(fmt.Errorf("%s is outside the repository: workers only see what is committed and pushed", p))
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// pushBase pushes HEAD to the remote as refs/ralph/base/<sha> and returns
+// the remote's URL, the ref and the commit.
+func pushBase(ctx context.Context, g *Globals, root, remote string) (url, ref, base string, err error) {
+	if url, err = gitOut(ctx, root, "remote", "get-url", remote); err != nil {
+		url = remote // a URL given as --remote
+	}
+	if base, err = gitOut(ctx, root, "rev-parse", "HEAD"); err != nil {
+		return "", "", "", err
+	}
+	if st, _ := gitOut(ctx, root, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		fmt.Fprintln(g.Stderr, "ralph: uncommitted changes stay here: the workers start from the last commit")
+	}
+	ref = "refs/ralph/base/" + base
+	if _, err = gitOut(ctx, root, "push", "-q", remote, base+":"+ref); err != nil {
+		return "", "", "", err
+	}
+	return url, ref, base, nil
+}
+
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// progressLine says what a Snapshot shows, or "" when nothing runs.
+func progressLine(name string, s temporalrun.Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:", name)
+	if p := s.Running; p != nil && p.Worker == "" {
+		fmt.Fprintf(&b, " attempt %d waiting for a worker", p.Attempt)
+	} else if p != nil {
+		fmt.Fprintf(&b, " attempt %d", p.Attempt)
+		if p.Worker != "" {
+			fmt.Fprintf(&b, " on %s", p.Worker)
+		}
+		if p.Phase != "" {
+			fmt.Fprintf(&b, " · %s", p.Phase)
+		}
+		fmt.Fprintf(&b, " · iteration %d · %d events", p.Iteration, p.Events)
+	} else if s.Closed != "" {
+		fmt.Fprintf(&b, " %s", strings.ToLower(strings.TrimPrefix(s.Closed, "WORKFLOW_EXECUTION_STATUS_")))
+	} else {
+		b.WriteString(" waiting for a worker")
+	}
+	for _, r := range s.Pending.Requests {
+		fmt.Fprintf(&b, " · waiting for a human: request %d: %s", r.ID, trimOneLine(r.Prompt, 60))
+	}
+	return b.String()
+}
+
+// follower prints a workflow's progress lines when they change.
+type follower struct {
+	g    *Globals
+	mu   sync.Mutex
+	last map[string]string
+}
+
+func (f *follower) show(id, name string) func(temporalrun.Snapshot) {
+	return func(s temporalrun.Snapshot) {
+		line := progressLine(name, s)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.last == nil {
+			f.last = map[string]string{}
+		}
+		if f.last[id] != line {
+			f.last[id] = line
+			fmt.Fprintln(f.g.Stdout, line)
+		}
+	}
+}
+
+func (f *follower) printf(format string, a ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fmt.Fprintf(f.g.Stdout, format, a...)
+}
+
+func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cobra.Command, message string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	c, s, err := t.dial(ctx, g, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	args, err := passArgs(g, ws.Root, cmd)
+	if err != nil {
+		return err
+	}
+	url, ref, base, err := pushBase(ctx, g, ws.Root, t.remote)
+	if err != nil {
+		return err
+	}
+	id := "ralph-task-" + newID()
+	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: trimOneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
+		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run"}, args...), "--", message),
+		HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
+	started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
+	if err != nil {
+		return err
+	}
+	if err := ws.Init(); err == nil {
+		if st, err := openStore(ctx, ws); err == nil {
+			_ = st.SetState(ctx, keyTemporalWorkflow, id)
+			st.Close()
+		}
+	}
+	fmt.Fprintf(g.Stdout, "started workflow %s on %s/%s (branch %s)\n", started.ID, s.Namespace, s.TaskQueue, job.Branch)
+	fmt.Fprintf(g.Stdout, "answer a human with: ralph approve --temporal %s --workflow %s ID\n", s.Address, id)
+	return followTask(ctx, g, c, id)
+}
+
+// followTask shows a task workflow's progress until it ends and exits
+// with the run's exit code. Interrupted, it leaves the workflow running.
+func followTask(ctx context.Context, g *Globals, c client.Client, id string) error {
+	f := &follower{g: g}
+	res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, "task"))
+	if err != nil && ctx.Err() != nil {
+		return &ExitError{Code: 130, Err: fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id)}
+	}
+	if err != nil {
+		return &ExitError{Code: 1, Err: fmt.Errorf("workflow %s: %w", id, err)}
+	}
+	fmt.Fprintf(g.Stdout, "task ended on %s with exit code %d; transcript %s\n", res.Worker, res.ExitCode, res.Transcript)
+	if res.Commit != "" {
+		fmt.Fprintf(g.Stdout, "branch %s pushed at %s\n", res.Branch, res.Commit)
+	}
+	if res.ExitCode != 0 {
+		return &ExitError{Code: res.ExitCode}
+	}
+	// A completed task lands like ralph run --worktree's: through the
+	// merge queue, onto the checkout's branch.
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	s, err := temporalrun.Describe(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	remote := s.Job.Remote
+	if r, err := gitOut(ctx, ws.Root, "remote"); err == nil {
+		for _, name := range strings.Fields(r) {
+			if u, err := gitOut(ctx, ws.Root, "remote", "get-url", name); err == nil && u == s.Job.Remote {
+				remote = name
+			}
+		}
+	}
+	lander, err := newQueueLander(ctx, g, ws, cfg, remote)
+	if err != nil {
+		return err
+	}
+	if err := lander.Land(ctx, res.Branch, res.Commit); err != nil {
+		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task could not land: %w", err)}
+	}
+	fmt.Fprintf(g.Stdout, "landed %s\n", res.Branch)
+	return nil
+}
+
+// queueLander lands the branches workers pushed through the merge queue
+// of local parallel runs: each is fetched into a local branch
+// ralph/temporal/<branch>, checked out in a worktree under
+// .ralph/worktrees/, rebased onto the checkout's branch, gated and
+// fast-forwarded; then the worktree and the local branch go.
+type queueLander struct {
+	root, remote, dir string
+	q                 *mergequeue.Queue
+	wtLock            sync.Mutex
+}
+
+var _ temporalrun.Lander = (*queueLander)(nil)
+
+func newQueueLander(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, remote string) (*queueLander, error) {
+	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return nil, usageError(fmt.Errorf("land specs: the checkout is not on a branch: %w", err))
+	}
+	l := &queueLander{root: ws.Root, remote: remote, dir: filepath.Join(ws.StateDir(), "worktrees")}
+	l.q = mergequeue.New(mergequeue.Options{
+		Repo: ws.Root, Target: strings.TrimSpace(target), WorktreeLock: &l.wtLock, Logger: g.Logger,
+		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		Gates: landingGates(specGates(cfg)),
+	})
+	return l, nil
+}
+
+// Land implements temporalrun.Lander.
+func (l *queueLander) Land(ctx context.Context, branch, commit string) error {
+	local := "ralph/temporal/" + branch
+	wt := filepath.Join(l.dir, "temporal-"+strings.ReplaceAll(branch, "/", "-"))
+	cleanup := func() {
+		l.wtLock.Lock()
+		defer l.wtLock.Unlock()
+		_, _ = mergequeue.Git(ctx, l.root, "worktree", "remove", "-f", "-f", wt)
+		_ = os.RemoveAll(wt)
+		_, _ = mergequeue.Git(ctx, l.root, "worktree", "prune")
+		_, _ = mergequeue.Git(ctx, l.root, "branch", "-D", "-q", local)
+	}
+	cleanup() // what a killed landing left
+	defer cleanup()
+	if _, err := mergequeue.Git(ctx, l.root, "fetch", "-q", "--no-tags", l.remote, "+refs/heads/"+branch+":refs/heads/"+local); err != nil {
+		return err
+	}
+	if commit != "" {
+		if _, err := mergequeue.Git(ctx, l.root, "branch", "-f", local, commit); err != nil {
+			return err
+		}
+	}
+	l.wtLock.Lock()
+	_, err := mergequeue.Git(ctx, l.root, "worktree", "add", "-q", wt, local)
+	l.wtLock.Unlock()
+	if err != nil {
+		return err
+	}
+	lr, err := l.q.Land(ctx, mergequeue.Request{Branch: local, Worktree: wt, Name: branch})
+	if err != nil {
+		return err
+	}
+	if lr.Outcome != mergequeue.Landed {
+		return fmt.Errorf("%s: %s (branch %s is on the remote)", lr.Outcome, firstLineOf(lr.Reason), branch)
+	}
+	return nil
+}
+
+// specWorkflowID names spec sp's workflow for the repository at url: the
+// same spec of the same repository always gets the same id.
+func specWorkflowID(url string, sp spec.Spec) string {
+	sum := sha256.Sum256([]byte(url))
+	return "ralph-spec-" + hex.EncodeToString(sum[:])[:12] + "-" + sp.ID
+}
+
+func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cobra.Command, args []string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	layout, err := specsLayout(g, ws, cfg, dir)
+	if err != nil {
+		return err
+	}
+	only, _ := cmd.Flags().GetString("only")
+	specs, err := layout.Discover()
+	if err == nil {
+		specs, err = spec.Select(specs, only)
+	}
+	if err == nil && len(specs) == 0 {
+		err = fmt.Errorf("%w in %s", spec.ErrNoSpecs, layout.Dir)
+	}
+	if err != nil {
+		return usageError(err)
+	}
+	relDir, err := filepath.Rel(ws.Root, layout.Dir)
+	if err != nil {
+		return err
+	}
+	pass, err := passArgs(g, ws.Root, cmd)
+	if err != nil {
+		return err
+	}
+	var flags []string
+	for _, a := range pass {
+		if !strings.HasPrefix(a, "--only=") {
+			flags = append(flags, a)
+		}
+	}
+	c, s, err := t.dial(ctx, g, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	url, ref, base, err := pushBase(ctx, g, ws.Root, t.remote)
+	if err != nil {
+		return err
+	}
+	lander, err := newQueueLander(ctx, g, ws, cfg, t.remote)
+	if err != nil {
+		return err
+	}
+	f := &follower{g: g}
+	type outcome struct {
+		sp  spec.Spec
+		res temporalrun.Result
+		err error
+	}
+	results := make(chan outcome, len(specs))
+	for _, sp := range specs {
+		id := specWorkflowID(url, sp)
+		job := temporalrun.Job{Kind: temporalrun.KindSpec, Name: sp.ID, Remote: url, BaseRef: ref, Base: base,
+			Branch:           "ralph/spec/" + sp.ID,
+			Args:             append(append([]string{"specs", "run", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
+			HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
+		started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
+		if err != nil {
+			return err
+		}
+		verb := "started"
+		if started.Attached {
+			verb = "attached to"
+		}
+		f.printf("%s: %s workflow %s\n", sp.ID, verb, id)
+		go func() {
+			res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, sp.ID))
+			results <- outcome{sp, res, err}
+		}()
+	}
+	var failed []string
+	for range specs {
+		o := <-results
+		switch {
+		case o.err != nil:
+			failed = append(failed, o.sp.ID)
+			f.printf("%s: failed: %v\n", o.sp.ID, o.err)
+		case o.res.ExitCode != 0:
+			failed = append(failed, o.sp.ID)
+			f.printf("%s: failed on %s (exit %d); transcript %s\n", o.sp.ID, o.res.Worker, o.res.ExitCode, o.res.Transcript)
+		default:
+			if err := lander.Land(ctx, o.res.Branch, o.res.Commit); err != nil {
+				failed = append(failed, o.sp.ID)
+				f.printf("%s: not landed: %v\n", o.sp.ID, err)
+				continue
+			}
+			f.printf("%s: landed %s from %s; transcript %s\n", o.sp.ID, o.res.Branch, o.res.Worker, o.res.Transcript)
+		}
+	}
+	if len(failed) > 0 {
+		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed: %s", len(failed), len(specs), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// specsStatusTemporal shows where each spec's workflow stands.
+func specsStatusTemporal(ctx context.Context, g *Globals, t *temporalFlags, args []string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	layout, err := specsLayout(g, ws, cfg, dir)
+	if err != nil {
+		return err
+	}
+	specs, err := layout.Discover()
+	if err != nil {
+		return usageError(err)
+	}
+	url, err := gitOut(ctx, ws.Root, "remote", "get-url", t.remote)
+	if err != nil {
+		url = t.remote
+	}
+	c, _, err := t.dial(ctx, g, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, sp := range specs {
+		s, err := temporalrun.Describe(ctx, c, specWorkflowID(url, sp))
+		switch {
+		case err != nil:
+			fmt.Fprintf(g.Stdout, "%s: no workflow\n", sp.ID)
+		case s.Result != nil:
+			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d; branch %s at %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, s.Result.Branch, s.Result.Commit)
+		default:
+			fmt.Fprintln(g.Stdout, progressLine(sp.ID, s))
+		}
+	}
+	return nil
+}
+
+// workflowID is --workflow, else the one ralph run --temporal started
+// last in this workspace.
+func (t *temporalFlags) workflowID(ctx context.Context, g *Globals) (string, error) {
+	if t.workflow != "" {
+		return t.workflow, nil
+	}
+	_, st, err := openRunStore(ctx, g)
+	if err == nil {
+		defer st.Close()
+		if id, ok, _ := st.State(ctx, keyTemporalWorkflow); ok && id != "" {
+			return id, nil
+		}
+	}
+	return "", usageError(errors.New("no Temporal workflow started here: name one with --workflow ID"))
+}
+
+func withWorkflow(ctx context.Context, g *Globals, t *temporalFlags, fn func(c client.Client, id string) error) error {
+	_, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	id, err := t.workflowID(ctx, g)
+	if err != nil {
+		return err
+	}
+	c, _, err := t.dial(ctx, g, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(c, id)
+}
+
+func statusTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
+	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+		s, err := temporalrun.Describe(ctx, c, id)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		fmt.Fprintf(g.Stdout, "workflow %s (%s %s)\n", id, s.Job.Kind, s.Job.Name)
+		fmt.Fprintln(g.Stdout, progressLine("  state", s))
+		if s.Stop != "" {
+			fmt.Fprintf(g.Stdout, "  stop requested: %s\n", s.Stop)
+		}
+		if r := s.Result; r != nil {
+			fmt.Fprintf(g.Stdout, "  ended on %s with exit code %d; branch %s at %s; transcript %s\n", r.Worker, r.ExitCode, r.Branch, r.Commit, r.Transcript)
+		}
+		if s.Error != "" {
+			fmt.Fprintf(g.Stdout, "  error: %s\n", s.Error)
+		}
+		return nil
+	})
+}
+
+func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
+	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+		s, err := temporalrun.Describe(ctx, c, id)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		if len(s.Pending.Requests) == 0 {
+			fmt.Fprintln(g.Stdout, "no pending requests")
+			return nil
+		}
+		for _, r := range s.Pending.Requests {
+			fmt.Fprintf(g.Stdout, "%d\t%s\t%s\n", r.ID, r.Type, trimOneLine(r.Prompt, 100))
+		}
+		return nil
+	})
+}
+
+func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, status, response string) error {
+	var reqID int64
+	if _, err := fmt.Sscan(strings.TrimPrefix(arg, "#"), &reqID); err != nil || reqID <= 0 {
+		return usageError(fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
+	}
+	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+		r, err := temporalrun.SendAnswer(ctx, c, id, reqID, status, response)
+		if err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, trimOneLine(r.Prompt, 100))
+		return nil
+	})
+}
+
+func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason string) error {
+	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+		if err := temporalrun.Stop(ctx, c, id, reason); err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		fmt.Fprintf(g.Stdout, "stop requested; workflow %s stops after its current iteration\n", id)
+		return nil
+	})
+}
+
+func newWorkerCommand(g *Globals) *cobra.Command {
+	var t temporalFlags
+	var concurrency int
+	var cache, identity string
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run ralph's Temporal activities on this machine",
+		Long: `Serve a Temporal task queue: each task or spec workflow's attempt clones or
+fetches the git remote the submitter named into this worker's cache, runs
+ralph in a worktree on the workflow's branch (ralph/spec/<id> for a spec),
+pushes the branch back and keeps the transcript in the worktree's local
+store. The attempt heartbeats every second with its iteration and event
+count; when the worker dies, Temporal retries it on another worker.`,
+		Example: `  ralph worker --temporal localhost:7233
+  ralph worker --temporal localhost:7233 --task-queue ralph --concurrency 2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg := config.Default()
+			if ws, err := workspace.Open(ctx, g.Dir); err == nil {
+				if c, err := config.Load(ws.Root); err == nil {
+					cfg = c
+				}
+			}
+			c, s, err := t.dial(ctx, g, cfg)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if cache == "" {
+				base, err := os.UserCacheDir()
+				if err != nil {
+					return err
+				}
+				cache = filepath.Join(base, "ralph", "worker")
+			}
+			if cache, err = filepath.Abs(cache); err != nil {
+				return err
+			}
+			if identity == "" {
+				host, _ := os.Hostname()
+				identity = fmt.Sprintf("%s-%d", host, os.Getpid())
+			}
+			r := &temporalrun.Runner{Client: c, Cache: cache, Identity: identity, Log: g.Logger}
+			fmt.Fprintf(g.Stdout, "worker %s serving %s/%s at %s (cache %s)\n", identity, s.Namespace, s.TaskQueue, s.Address, cache)
+			return temporalrun.Serve(ctx, r, s.TaskQueue, concurrency)
+		},
+	}
+	t.add(cmd, false)
+	_ = cmd.Flags().MarkHidden("workflow")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "attempts run at once")
+	cmd.Flags().StringVar(&cache, "cache", "", "`DIR` for clones and worktrees (default: the user cache dir's ralph/worker)")
+	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
+	return cmd
+}

@@ -1,0 +1,273 @@
+package temporalrun
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/store"
+)
+
+// maxTail bounds the output a Result carries.
+const maxTail = 2 << 10
+
+// Runner is the worker's side of a job: it owns a cache of clones and
+// runs each attempt in a fresh worktree.
+type Runner struct {
+	// Client signals and queries the workflows it runs for.
+	Client client.Client
+	// Cache holds repos/<hash> clones and their worktrees.
+	Cache string
+	// Ralph is the ralph binary the attempt runs (default: this one).
+	Ralph string
+	// Identity names this worker in results and heartbeats.
+	Identity string
+	// Beat is the heartbeat and bridge period (default 1s).
+	Beat time.Duration
+	Log  *slog.Logger
+
+	mu    sync.Mutex
+	repos map[string]*sync.Mutex
+}
+
+// repoLock serialises clone and fetch of one remote in the cache.
+func (r *Runner) repoLock(dir string) *sync.Mutex {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.repos == nil {
+		r.repos = map[string]*sync.Mutex{}
+	}
+	if r.repos[dir] == nil {
+		r.repos[dir] = &sync.Mutex{}
+	}
+	return r.repos[dir]
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// slug makes s safe as one path element.
+func slug(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// prepare clones or fetches job.Remote into the cache and adds a
+// worktree for this attempt on job.Branch at job.Base.
+func (r *Runner) prepare(ctx context.Context, job Job, wfID string, attempt int32) (string, error) {
+	sum := sha256.Sum256([]byte(job.Remote))
+	repo := filepath.Join(r.Cache, "repos", hex.EncodeToString(sum[:])[:16])
+	l := r.repoLock(repo)
+	l.Lock()
+	defer l.Unlock()
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
+		_ = os.RemoveAll(repo)
+		if err := os.MkdirAll(filepath.Dir(repo), 0o755); err != nil {
+			return "", err
+		}
+		if _, err := git(ctx, filepath.Dir(repo), "clone", "--no-checkout", "--", job.Remote, repo); err != nil {
+			return "", err
+		}
+	}
+	refspec := "+" + job.BaseRef + ":" + job.BaseRef
+	if _, err := git(ctx, repo, "fetch", "--no-tags", "origin", refspec); err != nil {
+		return "", err
+	}
+	wt := filepath.Join(r.Cache, "worktrees", slug(wfID), fmt.Sprintf("attempt-%d", attempt))
+	_ = os.RemoveAll(wt)
+	_, _ = git(ctx, repo, "worktree", "prune")
+	if _, err := git(ctx, repo, "worktree", "add", "--force", "-B", job.Branch, wt, job.Base); err != nil {
+		return "", err
+	}
+	return wt, nil
+}
+
+// RunJob is the activity: one attempt of job on this worker.
+func (r *Runner) RunJob(ctx context.Context, job Job) (Result, error) {
+	info := activity.GetInfo(ctx)
+	wfID, runID := info.WorkflowExecution.ID, info.WorkflowExecution.RunID
+	log := r.Log.With("workflow", wfID, "attempt", info.Attempt)
+	log.Info("attempt starts", "job", job.Name)
+	activity.RecordHeartbeat(ctx, Progress{Worker: r.Identity, Attempt: info.Attempt, Phase: "preparing"})
+	wt, err := r.prepare(ctx, job, wfID, info.Attempt)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Branch: job.Branch, Worker: r.Identity, Transcript: r.Identity + ":" + filepath.Join(wt, ".ralph", "ralph.db")}
+
+	// The bridge: heartbeats with the child's progress; <Human> requests
+	// out as a signal, answers and stop requests in from the query.
+	bctx, stopBridge := context.WithCancel(ctx)
+	bridged := make(chan struct{})
+	go func() {
+		defer close(bridged)
+		r.bridge(bctx, wt, wfID, runID, info.Attempt)
+	}()
+	var tail []string
+	var tailMu sync.Mutex
+	keep := func(line string) {
+		tailMu.Lock()
+		defer tailMu.Unlock()
+		tail = append(tail, line)
+		if len(tail) > 20 {
+			tail = tail[len(tail)-20:]
+		}
+	}
+	self := r.Ralph
+	if self == "" {
+		if self, err = os.Executable(); err != nil {
+			stopBridge()
+			return Result{}, err
+		}
+	}
+	out, err := proc.Run(ctx, proc.Spec{Argv: append([]string{self}, job.Args...), Dir: wt, OnLine: keep, OnStderrLine: keep})
+	stopBridge()
+	<-bridged
+	if ctx.Err() != nil {
+		log.Info("attempt cancelled", "err", ctx.Err())
+		return Result{}, ctx.Err()
+	}
+	if err != nil && out.ExitCode == 0 {
+		return Result{}, fmt.Errorf("run ralph on the worker: %w", err)
+	}
+	res.ExitCode = out.ExitCode
+	tailMu.Lock()
+	res.Tail = strings.Join(tail, "\n")
+	tailMu.Unlock()
+	if len(res.Tail) > maxTail {
+		// Payloads stay small: the transcript is on this worker.
+		res.Tail = res.Tail[len(res.Tail)-maxTail:]
+	}
+	if res.ExitCode == 0 {
+		// What the run left uncommitted (a task's work, a spec's state
+		// markers) goes with the branch; ralph's own .ralph/ files stay.
+		if _, err := git(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
+			return Result{}, err
+		}
+		if _, err := git(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := git(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
+				return Result{}, err
+			}
+		}
+		if res.Commit, err = git(ctx, wt, "rev-parse", "HEAD"); err != nil {
+			return Result{}, err
+		}
+		// A retry replaces what an earlier attempt may have pushed.
+		if _, err := git(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
+			return Result{}, err
+		}
+	}
+	log.Info("attempt ends", "exit", res.ExitCode, "commit", res.Commit)
+	return res, nil
+}
+
+// bridge runs until ctx ends, once per beat.
+func (r *Runner) bridge(ctx context.Context, wt, wfID, runID string, attempt int32) {
+	beat := r.Beat
+	if beat <= 0 {
+		beat = time.Second
+	}
+	db := filepath.Join(wt, ".ralph", "ralph.db")
+	var sent []Request
+	stopped := false
+	t := time.NewTicker(beat)
+	defer t.Stop()
+	for {
+		p := Progress{Worker: r.Identity, Attempt: attempt, Phase: "running"}
+		if _, err := os.Stat(db); err == nil {
+			if st, err := store.Open(ctx, db); err == nil {
+				r.sync(ctx, st, &p, wfID, runID, attempt, &sent, &stopped)
+				_ = st.Close()
+			}
+		}
+		activity.RecordHeartbeat(ctx, p)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runner) sync(ctx context.Context, st *store.Store, p *Progress, wfID, runID string, attempt int32, sent *[]Request, stopped *bool) {
+	db := st.DB()
+	_ = db.QueryRowContext(ctx, `SELECT COALESCE(MAX(number),0) FROM iterations`).Scan(&p.Iteration)
+	_ = db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events`).Scan(&p.Events)
+	var specCalls int
+	var specState string
+	if err := db.QueryRowContext(ctx, `SELECT COALESCE(SUM(plan_attempt+impl_attempts),0), COALESCE(MAX(state),'') FROM specs`).Scan(&specCalls, &specState); err == nil && specState != "" {
+		p.Iteration, p.Phase = specCalls, specState
+	} else {
+		var phase string
+		if err := db.QueryRowContext(ctx, `SELECT phase FROM iterations ORDER BY id DESC LIMIT 1`).Scan(&phase); err == nil && phase != "" {
+			p.Phase = phase
+		}
+	}
+	reqs, err := st.PendingHumanRequests(ctx)
+	if err != nil {
+		return
+	}
+	var now []Request
+	for _, q := range reqs {
+		now = append(now, Request{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options})
+	}
+	if !slices.EqualFunc(now, *sent, func(a, b Request) bool { return a.ID == b.ID }) {
+		if err := r.Client.SignalWorkflow(ctx, wfID, runID, SignalPending, Pending{Attempt: attempt, Requests: now}); err == nil {
+			*sent = now
+		}
+	}
+	if len(now) == 0 && *stopped {
+		return
+	}
+	q, err := r.Client.QueryWorkflow(ctx, wfID, runID, QueryStatus)
+	if err != nil {
+		return
+	}
+	var s Status
+	if err := q.Get(&s); err != nil {
+		return
+	}
+	for _, a := range s.Answers {
+		if a.Attempt != attempt || !slices.ContainsFunc(now, func(r Request) bool { return r.ID == a.ID }) {
+			continue
+		}
+		if _, err := st.ResolveHuman(ctx, a.ID, a.Status, a.Response); err != nil && !errors.Is(err, store.ErrNoHumanRequest) {
+			r.Log.Warn("resolve human request", "id", a.ID, "err", err)
+		}
+	}
+	if s.Stop != "" && !*stopped {
+		if err := st.SetState(ctx, store.KeyStopRequest, s.Stop); err == nil {
+			*stopped = true
+		}
+	}
+}

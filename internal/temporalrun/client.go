@@ -1,0 +1,152 @@
+package temporalrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+)
+
+// Started says how Start found the workflow.
+type Started struct {
+	ID, RunID string
+	// Attached is true when a workflow with the id was running, or had
+	// completed with a run that succeeded, and Start joined it instead of
+	// starting one.
+	Attached bool
+}
+
+// Start starts job as workflow id on queue, or attaches to the workflow
+// with that id when one runs or completed with exit code 0: a rerun never
+// duplicates work. A workflow whose run failed (a non-zero exit, an
+// error, a cancel or a termination) is started again.
+func Start(ctx context.Context, c client.Client, queue, id string, job Job) (Started, error) {
+	if d, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+		info := d.GetWorkflowExecutionInfo()
+		runID := info.GetExecution().GetRunId()
+		switch info.GetStatus() {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			return Started{ID: id, RunID: runID, Attached: true}, nil
+		case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+			var res Result
+			if err := c.GetWorkflow(ctx, id, runID).Get(ctx, &res); err == nil && res.ExitCode == 0 {
+				return Started{ID: id, RunID: runID, Attached: true}, nil
+			}
+		}
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                queue,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, WorkflowName, job)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &already) {
+		// Another submitter started it a moment ago.
+		run = c.GetWorkflow(ctx, id, "")
+		return Started{ID: id, RunID: run.GetRunID(), Attached: true}, nil
+	}
+	if err != nil {
+		return Started{}, fmt.Errorf("start workflow %s: %w", id, err)
+	}
+	return Started{ID: id, RunID: run.GetRunID()}, nil
+}
+
+// Snapshot is a workflow's state as a person sees it.
+type Snapshot struct {
+	Status
+	// Running is the attempt in progress, from its last heartbeat.
+	Running *Progress
+	// Closed is the workflow's close status, empty while it runs.
+	Closed string
+}
+
+// Describe queries workflow id and reads its pending attempt's heartbeat.
+func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error) {
+	var s Snapshot
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return s, fmt.Errorf("describe workflow %s: %w", id, err)
+	}
+	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		s.Closed = st.String()
+	}
+	for _, a := range d.GetPendingActivities() {
+		var p Progress
+		if hd := a.GetHeartbeatDetails(); hd != nil && len(hd.GetPayloads()) > 0 {
+			_ = converter.GetDefaultDataConverter().FromPayloads(hd, &p)
+		}
+		p.Attempt = a.GetAttempt()
+		if p.Worker == "" {
+			p.Worker = a.GetLastWorkerIdentity()
+		}
+		s.Running = &p
+	}
+	q, err := c.QueryWorkflow(ctx, id, "", QueryStatus)
+	if err != nil {
+		return s, fmt.Errorf("query workflow %s: %w", id, err)
+	}
+	if err := q.Get(&s.Status); err != nil {
+		return s, fmt.Errorf("query workflow %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// Wait waits for workflow id's result, calling each with a Snapshot
+// every period while it runs.
+func Wait(ctx context.Context, c client.Client, id string, period time.Duration, each func(Snapshot)) (Result, error) {
+	done := make(chan struct{})
+	var res Result
+	var err error
+	go func() {
+		defer close(done)
+		err = c.GetWorkflow(ctx, id, "").Get(ctx, &res)
+	}()
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return res, err
+		case <-t.C:
+			if each != nil {
+				if s, derr := Describe(ctx, c, id); derr == nil {
+					each(s)
+				}
+			}
+		}
+	}
+}
+
+// SendAnswer signals workflow id that request reqID of its current attempt
+// was answered.
+func SendAnswer(ctx context.Context, c client.Client, id string, reqID int64, status, response string) (Request, error) {
+	s, err := Describe(ctx, c, id)
+	if err != nil {
+		return Request{}, err
+	}
+	for _, r := range s.Pending.Requests {
+		if r.ID == reqID {
+			a := Answer{Attempt: s.Pending.Attempt, ID: reqID, Status: status, Response: response}
+			if err := c.SignalWorkflow(ctx, id, "", SignalAnswer, a); err != nil {
+				return r, fmt.Errorf("signal workflow %s: %w", id, err)
+			}
+			return r, nil
+		}
+	}
+	return Request{}, fmt.Errorf("workflow %s has no pending request %d", id, reqID)
+}
+
+// Stop signals workflow id to stop after its current iteration.
+func Stop(ctx context.Context, c client.Client, id, reason string) error {
+	if err := c.SignalWorkflow(ctx, id, "", SignalStop, reason); err != nil {
+		return fmt.Errorf("signal workflow %s: %w", id, err)
+	}
+	return nil
+}

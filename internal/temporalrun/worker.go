@@ -1,0 +1,47 @@
+package temporalrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Register adds the workflow and r's activity to w.
+func Register(w worker.Registry, r *Runner) {
+	w.RegisterWorkflowWithOptions(JobWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(r.RunJob, activity.RegisterOptions{Name: ActivityName})
+}
+
+// Serve runs a worker on queue until ctx ends, at most concurrency
+// attempts at once (0: 4).
+func Serve(ctx context.Context, r *Runner, queue string, concurrency int) error {
+	if concurrency <= 0 {
+		concurrency = 4
+	}
+	w := worker.New(r.Client, queue, worker.Options{
+		MaxConcurrentActivityExecutionSize: concurrency,
+		Identity:                           r.Identity,
+		// An attempt cancelled by its workflow ends its process group
+		// before the worker lets go of it.
+		WorkerStopTimeout: 0,
+		// Heartbeats carry the live progress status shows: send them
+		// within two seconds rather than at 80% of the timeout.
+		MaxHeartbeatThrottleInterval:     2 * time.Second,
+		DefaultHeartbeatThrottleInterval: 2 * time.Second,
+	})
+	Register(w, r)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	<-ctx.Done()
+	w.Stop()
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil
+	}
+	return ctx.Err()
+}
