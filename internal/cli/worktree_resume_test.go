@@ -12,8 +12,8 @@ import (
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
-// gitOut runs git in dir and returns its output.
-func gitOut(t *testing.T, dir string, args ...string) string {
+// gitOutput runs git in dir and returns its output, failing the test on error.
+func gitOutput(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {
@@ -48,9 +48,9 @@ func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("committed\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			gitOut(t, dir, "add", "-A")
-			gitOut(t, dir, "commit", "-qm", "init")
-			branch := strings.TrimSpace(gitOut(t, dir, "symbolic-ref", "--short", "HEAD"))
+			gitOutput(t, dir, "add", "-A")
+			gitOutput(t, dir, "commit", "-qm", "init")
+			branch := strings.TrimSpace(gitOutput(t, dir, "symbolic-ref", "--short", "HEAD"))
 			edited, untracked := "committed\nmy uncommitted line\n", "mine, untracked\n"
 			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(edited), 0o644); err != nil {
 				t.Fatal(err)
@@ -70,10 +70,10 @@ func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 			}
 
 			subject := "ralph task 1: " + crashTask1
-			if log := gitOut(t, dir, "log", "--format=%s", branch); strings.Count(log, subject) != 1 {
+			if log := gitOutput(t, dir, "log", "--format=%s", branch); strings.Count(log, subject) != 1 {
 				t.Errorf("%s's log holds the task's commit %d times, want once:\n%s", branch, strings.Count(log, subject), log)
 			}
-			if n := strings.TrimSpace(gitOut(t, dir, "rev-list", "--count", branch)); n != "2" {
+			if n := strings.TrimSpace(gitOutput(t, dir, "rev-list", "--count", branch)); n != "2" {
 				t.Errorf("%s has %s commits, want 2", branch, n)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "src", "sections", "HeroSection.tsx")); err != nil {
@@ -84,10 +84,10 @@ func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 					t.Errorf("%s = %q (%v), want the user's %q", name, got, err, want)
 				}
 			}
-			if wl := gitOut(t, dir, "worktree", "list"); strings.Contains(wl, "worktrees") {
+			if wl := gitOutput(t, dir, "worktree", "list"); strings.Contains(wl, "worktrees") {
 				t.Errorf("git worktree list keeps the task's worktree:\n%s", wl)
 			}
-			if br := gitOut(t, dir, "branch", "--list", "ralph/*"); strings.TrimSpace(br) != "" {
+			if br := gitOutput(t, dir, "branch", "--list", "ralph/*"); strings.TrimSpace(br) != "" {
 				t.Errorf("the task's branch is kept: %s", br)
 			}
 			if _, err := os.Stat(filepath.Join(dir, ".ralph", "worktrees", "task-1")); !os.IsNotExist(err) {
