@@ -266,6 +266,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		Gates:        specGates(cfg),
 		Snapshots:    snaps,
 		Records:      st,
+		Humans:       st,
 		Phrases:      spec.PhrasesFrom(cfg.Specs),
 		MaxAttempts:  cfg.Specs.MaxAttempts,
 		Backoff:      cfg.Specs.Backoff.Duration,

@@ -55,7 +55,14 @@ func HumanTimeout(n *plan.Node) (time.Duration, error) {
 
 // humanRequestFor builds the request a <Human> makes.
 func humanRequestFor(taskID int64, idx int, n *plan.Node) store.HumanRequest {
-	req := store.HumanRequest{TaskID: taskID, StepKey: humanKey(idx), Type: n.Str("type"), Prompt: strings.TrimSpace(n.Str("message"))}
+	return NewHumanRequest(taskID, humanKey(idx), n)
+}
+
+// NewHumanRequest builds the request a <Human> node makes for a task (0
+// for none, as a spec's) under stepKey: its type, message and details,
+// and options. The caller sets the timeout (see HumanTimeout).
+func NewHumanRequest(taskID int64, stepKey string, n *plan.Node) store.HumanRequest {
+	req := store.HumanRequest{TaskID: taskID, StepKey: stepKey, Type: n.Str("type"), Prompt: strings.TrimSpace(n.Str("message"))}
 	if req.Type == "" {
 		req.Type = store.HumanConfirmation
 	}
@@ -121,54 +128,103 @@ func (e *Engine) waitHuman(ctx context.Context, r *run, req store.HumanRequest) 
 			_ = e.ws.SetStatus(workspace.StatusRunning)
 		}
 	}()
-	how := fmt.Sprintf("`ralph approve %d` or `ralph reject %d`", req.ID, req.ID)
-	if req.Type == store.HumanText {
-		how = fmt.Sprintf("`ralph approve %d --response TEXT` or `ralph reject %d`", req.ID, req.ID)
-	}
-	if req.Type == store.HumanSelect && len(req.Options) > 0 {
-		how = fmt.Sprintf("`ralph approve %d --response OPTION` (one of %s) or `ralph reject %d`", req.ID, strings.Join(req.Options, ", "), req.ID)
-	}
+	how := AnswerHint(req)
 	left := ""
 	if !req.TimeoutAt.IsZero() {
 		left = fmt.Sprintf(" (times out in %s)", max(req.TimeoutAt.Sub(e.now()), 0).Round(time.Second))
 	}
 	e.harnessEvent(r, "human", fmt.Sprintf("waiting for a human, request %d: %s — answer with %s%s", req.ID, firstLine(req.Prompt), how, left), "")
 
+	cur, err := AwaitHuman(ctx, e.st, req, e.now, func(cur store.HumanRequest) {
+		msg := fmt.Sprintf("waiting for request %d: %s", cur.ID, how)
+		if !cur.TimeoutAt.IsZero() {
+			msg += fmt.Sprintf("; times out in %s", cur.TimeoutAt.Sub(e.now()).Round(time.Second))
+		}
+		e.report(r, Progress{Stage: StageWait, Message: msg})
+	})
+	var stop *HumanStopError
+	switch {
+	case err == nil:
+		return cur, "", ""
+	case ctx.Err() != nil:
+		return req, Interrupted, fmt.Sprintf("interrupted while waiting for request %d; it stays pending, run `ralph resume` to wait again", req.ID)
+	case errors.As(err, &stop):
+		return cur, Stopped, fmt.Sprintf("stopped on request while waiting for request %d (it stays pending): %s", req.ID, stop.Reason)
+	default:
+		return cur, AgentError, err.Error()
+	}
+}
+
+// AnswerHint says how to answer req: the approve and reject commands,
+// with the response it needs.
+func AnswerHint(req store.HumanRequest) string {
+	switch {
+	case req.Type == store.HumanText:
+		return fmt.Sprintf("`ralph approve %d --response TEXT` or `ralph reject %d`", req.ID, req.ID)
+	case req.Type == store.HumanSelect && len(req.Options) > 0:
+		return fmt.Sprintf("`ralph approve %d --response OPTION` (one of %s) or `ralph reject %d`", req.ID, strings.Join(req.Options, ", "), req.ID)
+	}
+	return fmt.Sprintf("`ralph approve %d` or `ralph reject %d`", req.ID, req.ID)
+}
+
+// HumanStore is what waiting on a request needs of the store.
+type HumanStore interface {
+	HumanRequestByID(ctx context.Context, id int64) (store.HumanRequest, error)
+	ResolveHuman(ctx context.Context, id int64, status, response string) (store.HumanRequest, error)
+	State(ctx context.Context, key string) (string, bool, error)
+}
+
+var _ HumanStore = (*store.Store)(nil)
+
+// HumanStopError means a stop was requested (`ralph stop`) while a run
+// waited on a request; the request stays pending.
+type HumanStopError struct {
+	Reason string
+}
+
+func (e *HumanStopError) Error() string { return "stopped on request: " + e.Reason }
+
+// AwaitHuman polls st until req is answered (another process resolves it:
+// `ralph approve/reject`, or a Temporal worker relaying a signal) and
+// returns it answered. Past its timeout it records the timeout and returns
+// that. It returns ctx's error when ctx ends and a *HumanStopError when a
+// stop is requested; the request then stays pending. each, when set, is
+// called about once a second while the request waits.
+func AwaitHuman(ctx context.Context, st HumanStore, req store.HumanRequest, now func() time.Time, each func(cur store.HumanRequest)) (store.HumanRequest, error) {
+	if now == nil {
+		now = time.Now
+	}
 	tick := time.NewTicker(humanPoll)
 	defer tick.Stop()
 	var shown time.Time
 	for {
-		cur, err := e.st.HumanRequestByID(ctx, req.ID)
+		cur, err := st.HumanRequestByID(ctx, req.ID)
 		switch {
 		case ctx.Err() != nil:
-			return req, Interrupted, fmt.Sprintf("interrupted while waiting for request %d; it stays pending, run `ralph resume` to wait again", req.ID)
+			return req, ctx.Err()
 		case err != nil:
-			return req, AgentError, err.Error()
+			return req, err
 		case cur.Status != store.HumanPending:
-			return cur, "", ""
+			return cur, nil
 		}
-		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
-			return cur, Stopped, fmt.Sprintf("stopped on request while waiting for request %d (it stays pending): %s", req.ID, reason)
+		if reason, ok, _ := st.State(ctx, store.KeyStopRequest); ok {
+			return cur, &HumanStopError{Reason: reason}
 		}
-		now := e.now()
-		if !cur.TimeoutAt.IsZero() && !now.Before(cur.TimeoutAt) {
-			done, err := e.st.ResolveHuman(ctx, cur.ID, store.HumanTimeout, "")
+		t := now()
+		if !cur.TimeoutAt.IsZero() && !t.Before(cur.TimeoutAt) {
+			done, err := st.ResolveHuman(ctx, cur.ID, store.HumanTimeout, "")
 			var np *store.NotPendingError
 			if errors.As(err, &np) {
 				continue // answered at the last moment: read the answer
 			}
 			if err != nil {
-				return cur, AgentError, err.Error()
+				return cur, err
 			}
-			return done, "", ""
+			return done, nil
 		}
-		if now.Sub(shown) >= time.Second {
-			shown = now
-			msg := fmt.Sprintf("waiting for request %d: %s", cur.ID, how)
-			if !cur.TimeoutAt.IsZero() {
-				msg += fmt.Sprintf("; times out in %s", cur.TimeoutAt.Sub(now).Round(time.Second))
-			}
-			e.report(r, Progress{Stage: StageWait, Message: msg})
+		if each != nil && t.Sub(shown) >= time.Second {
+			shown = t
+			each(cur)
 		}
 		select {
 		case <-ctx.Done():

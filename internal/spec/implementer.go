@@ -14,6 +14,14 @@ import (
 // candidate) or an error that ends the run.
 func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (string, error) {
 	l, s := p.opt.Layout, r.s
+	skip, rejected, err := p.askHumans(ctx, r, pos)
+	if err != nil {
+		return "", err
+	}
+	if rejected != "" {
+		r.rejected = rejected
+		return "", nil
+	}
 	n := r.rec.ImplAttempts + 1
 	r.rec.ImplAttempts = n
 	before, err := head(ctx, l.Root)
@@ -31,7 +39,7 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if err != nil {
 		return "", err
 	}
-	d.Plan, d.Promise = strings.TrimSpace(pos.Plan), p.opt.Phrases.Implementer
+	d.Plan, d.Promise = withSkips(pos.Plan, skip), p.opt.Phrases.Implementer
 	if r.rec.Feedback != "" {
 		d.Previous, d.Feedback = n-1, strings.TrimSpace(r.rec.Feedback)
 	}

@@ -42,6 +42,7 @@ const (
 	StatePlanning     = "planning"
 	StatePlanned      = "planned"
 	StateImplementing = "implementing"
+	StateWaiting      = "waiting" // on a <Human> of the plan
 	StateCandidate    = "candidate"
 	StateVerifying    = "verifying"
 	StateInvalidated  = "invalidated"
@@ -74,6 +75,9 @@ type Options struct {
 	AgentTimeout, IdleTimeout time.Duration
 	// MaxWait caps one wait for a rate limit to lift; default 1 hour.
 	MaxWait time.Duration
+	// Humans, when set, lets a <Human> in the plan ask a person (see
+	// human.go); nil passes over them.
+	Humans Humans
 	// LogDir holds runs/<spec_id>/<timestamp>/.
 	LogDir string
 	// Force runs specs that are done again.
@@ -225,7 +229,8 @@ type specRun struct {
 	rec      store.SpecRecord
 	logs     string
 	failures int
-	retry    bool // the next step retries a failure: back off first
+	retry    bool   // the next step retries a failure: back off first
+	rejected string // a person said no to a <Human> of the plan
 }
 
 func (p *Pipeline) put(ctx context.Context, r *specRun, state string) error {
@@ -328,6 +333,13 @@ func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
 		}
 		if err != nil {
 			return Result{}, err
+		}
+		if r.rejected != "" {
+			r.rec.LastResult = "rejected: " + r.rejected
+			if err := p.put(ctx, r, StateFailed); err != nil {
+				return Result{}, err
+			}
+			return result(Failed, "rejected by a person: "+r.rejected), nil
 		}
 		if problem == "" {
 			continue

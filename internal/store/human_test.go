@@ -101,3 +101,26 @@ func TestStepRows(t *testing.T) {
 		t.Fatal("a step that never started has a row")
 	}
 }
+
+// A spec's <Human> belongs to no task: its request has task id 0 and is
+// listed, found again by key and answered like a task's.
+func TestSpecHumanRequest(t *testing.T) {
+	s, _ := openTest(t)
+	ctx := context.Background()
+	r, err := s.RequestHuman(ctx, HumanRequest{StepKey: "spec:0001-a.md:plan-1:entry-0", Prompt: "Ship?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.LatestHumanRequest(ctx, 0, "spec:0001-a.md:plan-1:entry-0")
+	if err != nil || !ok || got.ID != r.ID || got.Status != HumanPending {
+		t.Fatalf("latest = %+v, %v, %v", got, ok, err)
+	}
+	pending, err := s.PendingHumanRequests(ctx)
+	if err != nil || len(pending) != 1 || pending[0].ID != r.ID {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	done, err := s.ResolveHuman(ctx, r.ID, HumanApproved, "")
+	if err != nil || done.Status != HumanApproved {
+		t.Fatalf("resolve = %+v, %v", done, err)
+	}
+}
