@@ -50,14 +50,16 @@ request needs it. The same data is JSON under /api/.`,
   ralph serve --addr 0.0.0.0:7777 --token-file ~/.ralph-token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), g, o)
+			return runServe(cmd.Context(), g, o, nil)
 		},
 	}
 	o.AddFlags(cmd)
 	return cmd
 }
 
-func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
+// runServe serves the workspace; remote, when set, is the Temporal
+// workflow whose status and requests the API shows and answers.
+func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remote) error {
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
@@ -74,6 +76,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions) error {
 		Workspace: ws,
 		Token:     token,
 		Loopback:  serve.IsLoopback(ln.Addr().String()),
+		Remote:    remote,
 		Secrets:   serve.Secrets(os.Environ(), ws.Root),
 		Logger:    g.Logger,
 		Specs: func(ctx context.Context) ([]serve.SpecRow, error) {

@@ -111,6 +111,15 @@ func addTemporal(g *Globals, root *cobra.Command) {
 				reason, _ := cmd.Flags().GetString("reason")
 				return stopTemporal(ctx, g, t, reason)
 			})
+		case "serve":
+			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				var o ServeOptions
+				o.Addr, _ = cmd.Flags().GetString("addr")
+				o.TokenFile, _ = cmd.Flags().GetString("token-file")
+				return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
+					return runServe(ctx, g, o, temporalRemote{c: c, id: id})
+				})
+			})
 		case "specs":
 			for _, sub := range cmd.Commands() {
 				switch sub.Name() {
@@ -244,7 +253,7 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 	} else {
 		b.WriteString(" waiting for a worker")
 	}
-	for _, r := range s.Pending.Requests {
+	for _, r := range livePending(s) {
 		fmt.Fprintf(&b, " · waiting for a human: request %d: %s", r.ID, trimOneLine(r.Prompt, 60))
 	}
 	return b.String()
@@ -728,4 +737,74 @@ count; when the worker dies, Temporal retries it on another worker.`,
 	cmd.Flags().StringVar(&cache, "cache", "", "`DIR` for clones and worktrees (default: the user cache dir's ralph/worker)")
 	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
 	return cmd
+}
+
+// temporalRemote serves a workflow's status and <Human> requests on the
+// dashboard's API, through the same query and signal as ralph status and
+// ralph approve --temporal.
+type temporalRemote struct {
+	c  client.Client
+	id string
+}
+
+// temporalStatus is GET /api/status for a workflow.
+type temporalStatus struct {
+	Workflow string               `json:"workflow"`
+	Kind     string               `json:"kind"`
+	Name     string               `json:"name"`
+	State    string               `json:"state"`
+	Worker   string               `json:"worker,omitempty"`
+	Attempt  int32                `json:"attempt,omitempty"`
+	Pending  []store.HumanRequest `json:"pending"`
+	Stop     string               `json:"stop,omitempty"`
+	Closed   string               `json:"closed,omitempty"`
+	Result   *temporalrun.Result  `json:"result,omitempty"`
+	Error    string               `json:"error,omitempty"`
+}
+
+func (r temporalRemote) Status(ctx context.Context) (any, error) {
+	s, err := temporalrun.Describe(ctx, r.c, r.id)
+	if err != nil {
+		return nil, err
+	}
+	out := temporalStatus{Workflow: r.id, Kind: s.Job.Kind, Name: s.Job.Name, State: strings.TrimSpace(strings.TrimPrefix(progressLine("", s), ":")),
+		Pending: humanRequests(s), Stop: s.Stop, Closed: s.Closed, Result: s.Result, Error: s.Error}
+	if s.Running != nil {
+		out.Worker, out.Attempt = s.Running.Worker, s.Running.Attempt
+	}
+	return out, nil
+}
+
+func (r temporalRemote) Pending(ctx context.Context) ([]store.HumanRequest, error) {
+	s, err := temporalrun.Describe(ctx, r.c, r.id)
+	if err != nil {
+		return nil, err
+	}
+	return humanRequests(s), nil
+}
+
+func (r temporalRemote) Answer(ctx context.Context, id int64, status, response string) error {
+	_, err := temporalrun.SendAnswer(ctx, r.c, r.id, id, status, response)
+	if errors.Is(err, temporalrun.ErrNoRequest) {
+		return fmt.Errorf("%w: %w", store.ErrNoHumanRequest, err)
+	}
+	return err
+}
+
+// humanRequests are a workflow's pending requests as the store shows them.
+func humanRequests(s temporalrun.Snapshot) []store.HumanRequest {
+	out := []store.HumanRequest{}
+	for _, q := range livePending(s) {
+		out = append(out, store.HumanRequest{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options, Status: store.HumanPending})
+	}
+	return out
+}
+
+// livePending is what the workflow waits on now: nothing once it ended
+// (the last attempt's requests are not cleared when it does).
+func livePending(s temporalrun.Snapshot) []temporalrun.Request {
+	if s.Closed != "" || s.Result != nil {
+		return nil
+	}
+	return s.Pending.Requests
 }

@@ -1,11 +1,13 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +17,15 @@ import (
 
 func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if s.opt.Remote != nil {
+		v, err := s.opt.Remote.Status(ctx)
+		if err != nil {
+			s.apiFail(w, err)
+			return
+		}
+		s.writeJSON(w, http.StatusOK, v)
+		return
+	}
 	st, err := s.store(ctx)
 	if err != nil {
 		s.apiFail(w, err)
@@ -95,7 +106,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) apiPending(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	st, err := s.store(ctx)
+	reqs, err := s.pending(ctx)
 	if errors.Is(err, errNoDatabase) {
 		s.writeJSON(w, http.StatusOK, []store.HumanRequest{})
 		return
@@ -104,15 +115,55 @@ func (s *Server) apiPending(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, err)
 		return
 	}
-	reqs, err := st.PendingHumanRequests(ctx)
-	if err != nil {
-		s.apiFail(w, err)
-		return
-	}
 	if reqs == nil {
 		reqs = []store.HumanRequest{}
 	}
 	s.writeJSON(w, http.StatusOK, reqs)
+}
+
+// pending lists the requests the run waits on: the remote run's, else the
+// store's.
+func (s *Server) pending(ctx context.Context) ([]store.HumanRequest, error) {
+	if s.opt.Remote != nil {
+		return s.opt.Remote.Pending(ctx)
+	}
+	st, err := s.store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.PendingHumanRequests(ctx)
+}
+
+// answerRemote sends the answer to the remote run.
+func (s *Server) answerRemote(w http.ResponseWriter, r *http.Request, id int64, status, response string) {
+	ctx := r.Context()
+	reqs, err := s.opt.Remote.Pending(ctx)
+	if err != nil {
+		s.apiFail(w, err)
+		return
+	}
+	i := slices.IndexFunc(reqs, func(q store.HumanRequest) bool { return q.ID == id })
+	if i < 0 {
+		s.jsonError(w, http.StatusNotFound, fmt.Sprintf("no pending request %d in this run", id))
+		return
+	}
+	req := reqs[i]
+	if err := req.CheckAnswer(status, response); err != nil {
+		s.jsonError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	err = s.opt.Remote.Answer(ctx, id, status, response)
+	switch {
+	case errors.Is(err, store.ErrNoHumanRequest):
+		s.jsonError(w, http.StatusNotFound, fmt.Sprintf("no pending request %d in this run", id))
+		return
+	case err != nil:
+		s.apiFail(w, err)
+		return
+	}
+	s.log.Info("answered", "request", id, "status", status, "remote", true)
+	req.Status, req.Response = status, response
+	s.writeJSON(w, http.StatusOK, answerResult{Request: req, Message: fmt.Sprintf("%s request %d; the workflow continues", status, id)})
 }
 
 // readBody decodes an optional JSON body into v: an empty body is fine.
@@ -153,6 +204,10 @@ func (s *Server) apiAnswer(status string) http.HandlerFunc {
 		}
 		if err := readBody(r, &body); err != nil {
 			s.jsonError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if s.opt.Remote != nil {
+			s.answerRemote(w, r, id, status, body.Response)
 			return
 		}
 		st, err := s.store(ctx)

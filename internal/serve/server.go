@@ -48,6 +48,17 @@ const cookieName = "ralph_token"
 // StatusFunc builds what ralph status --json prints, for GET /api/status.
 type StatusFunc func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error)
 
+// Remote is a run served from elsewhere than the workspace's store.
+type Remote interface {
+	// Status is the body of GET /api/status.
+	Status(ctx context.Context) (any, error)
+	// Pending lists the requests the run waits on.
+	Pending(ctx context.Context) ([]store.HumanRequest, error)
+	// Answer approves or rejects pending request id; an error wrapping
+	// store.ErrNoHumanRequest means the run waits on no such request.
+	Answer(ctx context.Context, id int64, status, response string) error
+}
+
 // Options configure a Server.
 type Options struct {
 	// Workspace is the workspace served.
@@ -62,6 +73,10 @@ type Options struct {
 	// Specs builds the spec pipeline's table; nil shows the store's
 	// records.
 	Specs SpecsFunc
+	// Remote, when set, is a run that lives elsewhere (a Temporal
+	// workflow): /api/status, /api/pending and the answers go to it
+	// instead of this workspace's store.
+	Remote Remote
 	// Secrets are values never to show (see Secrets).
 	Secrets []string
 	// Poll is how often the store is checked for changes; 0 means 100ms.

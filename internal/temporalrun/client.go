@@ -140,8 +140,11 @@ func SendAnswer(ctx context.Context, c client.Client, id string, reqID int64, st
 			return r, nil
 		}
 	}
-	return Request{}, fmt.Errorf("workflow %s has no pending request %d", id, reqID)
+	return Request{}, fmt.Errorf("workflow %s has %w %d", id, ErrNoRequest, reqID)
 }
+
+// ErrNoRequest means the workflow waits on no request with that id.
+var ErrNoRequest = errors.New("no pending request")
 
 // Stop signals workflow id to stop after its current iteration.
 func Stop(ctx context.Context, c client.Client, id, reason string) error {
