@@ -13,13 +13,15 @@ import (
 
 // A gate whose command starts a process that escapes its group with
 // setsid and keeps the output open ends as a failed gate that says so,
-// whether the command hangs until its timeout or exits at once.
+// whether the command hangs until its timeout or exits at once (once the
+// escaped process has written its pid, so that it has left the group
+// before the leader exits and the group is killed).
 func TestCommandGateEscapedChild(t *testing.T) {
 	for _, tc := range []struct {
 		name, tail, msg string
 	}{
 		{"hangs until the timeout", "sleep 300", "did not finish within 1s"},
-		{"exits at once", "echo started", "left a process running"},
+		{"exits at once", `while [ ! -s "$0" ]; do sleep 0.01; done; echo started`, "left a process running"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

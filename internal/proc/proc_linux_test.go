@@ -51,7 +51,7 @@ func TestRunEscapedChildAfterExit(t *testing.T) {
 	killPIDFile(t, pidFile)
 	done := make(chan Result, 1)
 	go func() {
-		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", escapeScript + `sleep 0.2; echo bye`, pidFile}})
+		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", escapeScript + `while [ ! -s "$0" ]; do sleep 0.01; done; echo bye`, pidFile}})
 		if err != nil {
 			t.Error(err)
 		}
