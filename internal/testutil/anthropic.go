@@ -3,7 +3,6 @@ package testutil
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -18,9 +17,7 @@ type AnthropicServer struct {
 // turns; it stops when the test ends.
 func NewAnthropic(t testing.TB, turns ...Turn) *AnthropicServer {
 	s := &AnthropicServer{server{t: t}}
-	s.script.push(turns)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.srv.Close)
+	s.start(turns, s.handle)
 	return s
 }
 

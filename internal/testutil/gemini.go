@@ -2,9 +2,7 @@ package testutil
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,9 +34,7 @@ type GeminiServer struct {
 // turns; it stops when the test ends.
 func NewGemini(t testing.TB, turns ...Turn) *GeminiServer {
 	s := &GeminiServer{server{t: t}}
-	s.script.push(turns)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.srv.Close)
+	s.start(turns, s.handle)
 	return s
 }
 
@@ -201,27 +197,18 @@ func (s *GeminiServer) handle(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, chunk(parts, true))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	data := func(v any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	e := newSSE(w)
 	if turn.Failed {
 		msg := turn.Message
 		if msg == "" {
 			msg = "An internal error has occurred."
 		}
-		data(chunk(parts[:1], false))
-		data(geminiError(http.StatusInternalServerError, "", msg))
+		e.data(chunk(parts[:1], false))
+		e.data(geminiError(http.StatusInternalServerError, "", msg))
 		return
 	}
 	for i, p := range parts {
-		data(chunk([]geminiPart{p}, i == len(parts)-1))
+		e.data(chunk([]geminiPart{p}, i == len(parts)-1))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,9 +21,7 @@ type ResponsesServer struct {
 // answers with turns; it stops when the test ends.
 func NewResponses(t testing.TB, turns ...Turn) *ResponsesServer {
 	s := &ResponsesServer{server{t: t}}
-	s.script.push(turns)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.srv.Close)
+	s.start(turns, s.handle)
 	return s
 }
 

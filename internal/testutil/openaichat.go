@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,9 +36,7 @@ type ChatServer struct {
 // answers with turns; it stops when the test ends.
 func NewChat(t testing.TB, turns ...Turn) *ChatServer {
 	s := &ChatServer{server: server{t: t}}
-	s.script.push(turns)
-	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.srv.Close)
+	s.start(turns, s.handle)
 	return s
 }
 

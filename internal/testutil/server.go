@@ -86,6 +86,14 @@ func (s *server) take(req *Request, scripted bool) Turn {
 	return turn
 }
 
+// start pushes turns onto the script and serves h on 127.0.0.1 until the
+// test ends.
+func (s *server) start(turns []Turn, h http.HandlerFunc) {
+	s.script.push(turns)
+	s.srv = httptest.NewServer(h)
+	s.t.Cleanup(s.srv.Close)
+}
+
 func (s *server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -127,6 +135,16 @@ func newSSE(w http.ResponseWriter) *sse {
 func (e *sse) send(event string, data any) {
 	b, _ := json.Marshal(data)
 	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+	if e.f != nil {
+		e.f.Flush()
+	}
+}
+
+// data sends an event of data alone, with the CRLF line ends Google's
+// APIs use.
+func (e *sse) data(data any) {
+	b, _ := json.Marshal(data)
+	fmt.Fprintf(e.w, "data: %s\r\n\r\n", b)
 	if e.f != nil {
 		e.f.Flush()
 	}

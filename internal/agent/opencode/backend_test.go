@@ -94,6 +94,9 @@ func TestMergeConfig(t *testing.T) {
 	if _, err := MergeConfig(`{"model": `, ralph); err == nil || !strings.Contains(err.Error(), "OPENCODE_CONFIG_CONTENT") {
 		t.Errorf("bad JSON: err = %v", err)
 	}
+	if _, err := MergeConfig(" null ", ralph); err == nil || !strings.Contains(err.Error(), "OPENCODE_CONFIG_CONTENT") {
+		t.Errorf("null config: err = %v", err)
+	}
 }
 
 // The user's OPENCODE_CONFIG_CONTENT from [agents.opencode] env reaches

@@ -105,6 +105,9 @@ func MergeConfig(user string, ralph map[string]any) (string, error) {
 		if err := json.Unmarshal([]byte(user), &merged); err != nil {
 			return "", fmt.Errorf("%s is not a JSON object: %w", ConfigVar, err)
 		}
+		if merged == nil { // "null" unmarshals to a nil map
+			return "", fmt.Errorf("%s is not a JSON object: null", ConfigVar)
+		}
 	}
 	merged = mergeUnder(merged, ralph)
 	b, err := json.Marshal(merged)
