@@ -163,9 +163,9 @@ func serveToken(ws *workspace.Workspace, file string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return "", err
 	}
-	// Remove first: WriteFile keeps the mode of a file that exists.
-	_ = os.Remove(file)
-	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
+	// Through a temporary file and a rename: a crash mid-write must not
+	// leave a short token that the next --token-file run refuses.
+	if err := workspace.WriteFileMode(file, []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write token: %w", err)
 	}
 	return tok, nil

@@ -703,18 +703,26 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-func TestRollbackSwapsFilesAndDirectories(t *testing.T) {
-	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "x", "file x\n")
-	write(t, dir, "d/f", "file d/f\n")
-	write(t, dir, "keep/k", "k\n")
-	r := open(t, dir)
-	saved := tree(t, dir)
-	s, err := r.Save(ctx, TaskPre(1), "")
+// savedRepo makes a repository holding files (path, content pairs) and
+// saves snapshot TaskPre(1) of it, returning the tree it saved.
+func savedRepo(t *testing.T, files ...string) (dir string, r *Repo, saved map[string]string, s Snapshot) {
+	t.Helper()
+	dir = newRepo(t)
+	for i := 0; i+1 < len(files); i += 2 {
+		write(t, dir, files[i], files[i+1])
+	}
+	r = open(t, dir)
+	saved = tree(t, dir)
+	s, err := r.Save(context.Background(), TaskPre(1), "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, r, saved, s
+}
+
+func TestRollbackSwapsFilesAndDirectories(t *testing.T) {
+	ctx := context.Background()
+	dir, r, saved, s := savedRepo(t, "x", "file x\n", "d/f", "file d/f\n", "keep/k", "k\n")
 	remove(t, dir, "x")
 	write(t, dir, "x/y", "now a directory\n")
 	remove(t, dir, "d")
@@ -895,16 +903,7 @@ func TestSnapshotChainAcrossRepos(t *testing.T) {
 // snapshot are not rewritten.
 func TestRollbackReplacesEmptyDirectories(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "x", "file x\n")
-	write(t, dir, "e", "file e\n")
-	write(t, dir, "same/s", "unchanged\n")
-	r := open(t, dir)
-	saved := tree(t, dir)
-	s, err := r.Save(ctx, TaskPre(1), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, r, saved, s := savedRepo(t, "x", "file x\n", "e", "file e\n", "same/s", "unchanged\n")
 	before, err := os.Stat(filepath.Join(dir, "same", "s"))
 	if err != nil {
 		t.Fatal(err)

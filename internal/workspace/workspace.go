@@ -185,6 +185,13 @@ func (w *Workspace) Append(name, text string) error {
 // WriteFile writes data to path through a temporary file in the same
 // directory and a rename, creating the directory if needed.
 func WriteFile(path string, data []byte) error {
+	return WriteFileMode(path, data, 0o644)
+}
+
+// WriteFileMode is WriteFile with the file's mode: a crash leaves either
+// the old file or the new one, never half of it, and the data is never
+// readable under a wider mode than perm.
+func WriteFileMode(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -203,7 +210,7 @@ func WriteFile(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
+	if err := os.Chmod(tmp, perm); err != nil {
 		os.Remove(tmp)
 		return err
 	}

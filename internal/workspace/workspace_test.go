@@ -208,3 +208,27 @@ func TestInitCompletesOldGitignore(t *testing.T) {
 		t.Errorf("second Init changed .gitignore:\n%s", again)
 	}
 }
+
+// WriteFileMode replaces a file that exists with the mode it is given,
+// not the old file's, and leaves no temporary file behind.
+func TestWriteFileModeReplaces(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "serve.token")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileMode(p, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p)
+	if string(data) != "new\n" {
+		t.Errorf("content = %q", data)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("entries = %v", entries)
+	}
+}
