@@ -240,17 +240,11 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		return &ExitError{Code: 1, Err: err}
 	}
 	defer lock.Release()
-	if err := ws.Init(); err != nil {
-		return err
-	}
-	st, err := openStore(ctx, ws)
+	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
-		return err
-	}
 	ctx = engine.RecordProcGroups(ctx, st, nil, func(argv0, note string) {
 		fmt.Fprintf(g.Stderr, "ralph: a process escaped: %s: %s\n", argv0, note)
 	})
