@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -179,17 +180,11 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		}
 		pausepoint.At(pausepoint.RequestWritten)
 	}
-	if err := ws.Init(); err != nil {
-		return err
-	}
-	st, err := openStore(ctx, ws)
+	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
-		return err
-	}
 	if message == "" {
 		// An unlanded ralph run --worktree task newer than the last plain
 		// run continues in its worktree.
@@ -236,15 +231,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 			}
 		}
 	}
-	o.apply(&cfg)
-	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
-	if err != nil {
-		return err
-	}
-	if b, err := json.Marshal(o.agent); err == nil {
-		_ = st.SetState(ctx, keyAgentFlags, string(b))
-	}
-	opt, err := engineOptions(ctx, g, ws, st, cfg, ag)
+	opt, ag, fallbacks, err := runEngineOptions(ctx, g, ws, st, cfg, o)
 	if err != nil {
 		return err
 	}
@@ -359,4 +346,44 @@ func trimOneLine(s string, n int) string {
 		return s[:n-1] + "…"
 	}
 	return s
+}
+
+// startRunStore initialises ws and opens its store for a run, ending the
+// process groups an earlier run left behind. The caller holds ws's lock
+// and closes the store.
+func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*store.Store, error) {
+	if err := ws.Init(); err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// runEngineOptions applies o to cfg, builds the agent and its fallbacks,
+// records o's agent flags for later resumes and returns the engine options
+// with the fallbacks set.
+func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions) (engine.Options, agent.Agent, []agent.Agent, error) {
+	o.apply(&cfg)
+	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
+	if err != nil {
+		return engine.Options{}, nil, nil, err
+	}
+	if b, err := json.Marshal(o.agent); err == nil {
+		_ = st.SetState(ctx, keyAgentFlags, string(b))
+	}
+	opt, err := engineOptions(ctx, g, ws, st, cfg, ag)
+	if err != nil {
+		return engine.Options{}, nil, nil, err
+	}
+	if len(fallbacks) > 0 {
+		opt.Fallbacks = fallbacks
+	}
+	return opt, ag, fallbacks, nil
 }

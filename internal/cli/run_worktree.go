@@ -47,17 +47,11 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		return &ExitError{Code: 1, Err: err}
 	}
 	defer lock.Release()
-	if err := ws.Init(); err != nil {
-		return err
-	}
-	st, err := openStore(ctx, ws)
+	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
-		return err
-	}
 	// The task's number, as the engine will choose it (snapshot names are
 	// the repository's, shared by every worktree).
 	prev := ws.Int(workspace.TaskCounter)
@@ -221,20 +215,9 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 				return err
 			}
 		}
-		o.apply(&cfg)
-		ag, fallbacks, err := buildAgents(wws, cfg, o.agent, g.Logger)
+		opt, _, _, err := runEngineOptions(ctx, g, wws, st, cfg, o)
 		if err != nil {
 			return err
-		}
-		if b, err := json.Marshal(o.agent); err == nil {
-			_ = st.SetState(ctx, keyAgentFlags, string(b))
-		}
-		opt, err := engineOptions(ctx, g, wws, st, cfg, ag)
-		if err != nil {
-			return err
-		}
-		if len(fallbacks) > 0 {
-			opt.Fallbacks = fallbacks
 		}
 		rep := newReporter(g.Stdout, o.json)
 		defer rep.Close()

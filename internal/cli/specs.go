@@ -240,17 +240,11 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		return &ExitError{Code: 1, Err: err}
 	}
 	defer lock.Release()
-	if err := ws.Init(); err != nil {
-		return err
-	}
-	st, err := openStore(ctx, ws)
+	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
-		return err
-	}
 	ctx = engine.RecordProcGroups(ctx, st, nil, func(argv0, note string) {
 		fmt.Fprintf(g.Stderr, "ralph: a process escaped: %s: %s\n", argv0, note)
 	})
@@ -368,15 +362,7 @@ could not land, and the line below the table says what to do.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			ws, cfg, err := openWorkspace(ctx, g)
-			if err != nil {
-				return err
-			}
-			dir := ""
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			layout, err := specsLayout(g, ws, cfg, dir)
+			ws, _, layout, err := openSpecsLayout(ctx, g, args)
 			if err != nil {
 				return err
 			}
@@ -470,4 +456,22 @@ func specsStatus(ctx context.Context, ws *workspace.Workspace, layout spec.Layou
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// openSpecsLayout opens the workspace and the specs layout of the
+// optional directory argument.
+func openSpecsLayout(ctx context.Context, g *Globals, args []string) (*workspace.Workspace, config.Config, spec.Layout, error) {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return nil, config.Config{}, spec.Layout{}, err
+	}
+	dir := ""
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	layout, err := specsLayout(g, ws, cfg, dir)
+	if err != nil {
+		return nil, config.Config{}, spec.Layout{}, err
+	}
+	return ws, cfg, layout, nil
 }

@@ -444,15 +444,7 @@ func specWorkflowID(url string, sp spec.Spec) string {
 }
 
 func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cobra.Command, args []string) error {
-	ws, cfg, err := openWorkspace(ctx, g)
-	if err != nil {
-		return err
-	}
-	dir := ""
-	if len(args) == 1 {
-		dir = args[0]
-	}
-	layout, err := specsLayout(g, ws, cfg, dir)
+	ws, cfg, layout, err := openSpecsLayout(ctx, g, args)
 	if err != nil {
 		return err
 	}
@@ -548,15 +540,7 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 
 // specsStatusTemporal shows where each spec's workflow stands.
 func specsStatusTemporal(ctx context.Context, g *Globals, t *temporalFlags, args []string) error {
-	ws, cfg, err := openWorkspace(ctx, g)
-	if err != nil {
-		return err
-	}
-	dir := ""
-	if len(args) == 1 {
-		dir = args[0]
-	}
-	layout, err := specsLayout(g, ws, cfg, dir)
+	ws, cfg, layout, err := openSpecsLayout(ctx, g, args)
 	if err != nil {
 		return err
 	}
