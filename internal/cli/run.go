@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -231,20 +230,12 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 			}
 		}
 	}
-	opt, ag, fallbacks, err := runEngineOptions(ctx, g, ws, st, cfg, o)
+	opt, err := runEngineOptions(ctx, g, ws, st, cfg, o)
 	if err != nil {
 		return err
 	}
 	if start && req != nil {
 		opt.Request = req.Token
-	}
-	if len(fallbacks) > 0 {
-		opt.Fallbacks = fallbacks
-		names := []string{ag.Name()}
-		for _, f := range fallbacks {
-			names = append(names, f.Name())
-		}
-		opt.AgentName = strings.Join(names, ",")
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
@@ -368,22 +359,28 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 
 // runEngineOptions applies o to cfg, builds the agent and its fallbacks,
 // records o's agent flags for later resumes and returns the engine options
-// with the fallbacks set.
-func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions) (engine.Options, agent.Agent, []agent.Agent, error) {
+// with the fallbacks set and the task's agent named as the whole chain
+// (claude,codex).
+func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions) (engine.Options, error) {
 	o.apply(&cfg)
 	ag, fallbacks, err := buildAgents(ws, cfg, o.agent, g.Logger)
 	if err != nil {
-		return engine.Options{}, nil, nil, err
+		return engine.Options{}, err
 	}
 	if b, err := json.Marshal(o.agent); err == nil {
 		_ = st.SetState(ctx, keyAgentFlags, string(b))
 	}
 	opt, err := engineOptions(ctx, g, ws, st, cfg, ag)
 	if err != nil {
-		return engine.Options{}, nil, nil, err
+		return engine.Options{}, err
 	}
 	if len(fallbacks) > 0 {
 		opt.Fallbacks = fallbacks
+		names := []string{ag.Name()}
+		for _, f := range fallbacks {
+			names = append(names, f.Name())
+		}
+		opt.AgentName = strings.Join(names, ",")
 	}
-	return opt, ag, fallbacks, nil
+	return opt, nil
 }

@@ -215,7 +215,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 				return err
 			}
 		}
-		opt, _, _, err := runEngineOptions(ctx, g, wws, st, cfg, o)
+		opt, err := runEngineOptions(ctx, g, wws, st, cfg, o)
 		if err != nil {
 			return err
 		}
