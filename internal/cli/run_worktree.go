@@ -42,6 +42,13 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
 		return usageError(fmt.Errorf("--worktree: %s has no commit yet", target))
 	}
+	// A misconfigured agent is a usage error before anything is recorded
+	// or checked out.
+	checked := cfg
+	o.apply(&checked)
+	if _, _, err := buildAgents(ws, checked, o.agent, g.Logger); err != nil {
+		return err
+	}
 	lock, err := ws.Lock()
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
@@ -75,8 +82,17 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		n++
 	}
 	if old, err := currentWorktreeTask(ctx, ws, st); err == nil && old != nil {
-		// Only the newest worktree task is resumable: say what is left.
-		fmt.Fprintf(g.Stderr, "ralph: task %d in %s has not landed; ralph resume will no longer continue it (its branch %s is kept)\n", old.Number, old.Dir, old.Branch)
+		if _, began := old.taskID(ctx, st); !began && !old.Landing {
+			// Stopped before its task began: no agent ran there, and its
+			// branch starts from an older HEAD. Drop it so its number is
+			// free.
+			if err := discardWorktree(ctx, ws, old); err != nil {
+				return err
+			}
+		} else {
+			// Only the newest worktree task is resumable: say what is left.
+			fmt.Fprintf(g.Stderr, "ralph: task %d in %s has not landed; ralph resume will no longer continue it (its branch %s is kept)\n", old.Number, old.Dir, old.Branch)
+		}
 	}
 	req, err := newRequest(message, o)
 	if err != nil {
@@ -166,6 +182,22 @@ func resumeWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace
 	_, recorded := rec.taskID(ctx, st)
 	fmt.Fprintf(g.Stdout, "resuming task %d in %s on %s\n", rec.Number, rec.Dir, rec.Branch)
 	return driveWorktreeTask(ctx, g, ws, st, cfg, o, rec, !recorded && !rec.Landing)
+}
+
+// discardWorktree removes rec's worktree and branch.
+func discardWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
+	dir := filepath.Join(ws.Root, rec.Dir)
+	if ok, _ := workspace.Exists(dir); ok {
+		if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "remove", "-f", "-f", dir); err != nil {
+			return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
+		}
+	}
+	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "refs/heads/"+rec.Branch); err == nil {
+		if _, err := mergequeue.Git(ctx, ws.Root, "branch", "-q", "-D", rec.Branch); err != nil {
+			return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
+		}
+	}
+	return nil
 }
 
 // ensureWorktree checks out rec's branch in its worktree unless it is
