@@ -262,7 +262,20 @@ func checkAuto(_ context.Context, env *doctorEnv) []finding {
 		// Informational: the agent check fails when auto is configured.
 		return []finding{{Status: findingInfo, Message: "would pick nothing: " + errorText(err)}}
 	}
-	return []finding{{Status: findingOK, Agent: ag.Name(), Message: "would pick " + ag.Name()}}
+	f := finding{Status: findingOK, Agent: ag.Name(), Message: "would pick " + ag.Name()}
+	if noCredentials(env.cfg, ag.Name()) {
+		f.Status, f.Message = findingWarn, f.Message+", which has no credentials (see agent "+ag.Name()+")"
+	}
+	return []finding{f}
+}
+
+// noCredentials reports whether name is an agent CLI that needs
+// credentials and none were found for it.
+func noCredentials(cfg config.Config, name string) bool {
+	if _, ok := agentCredentials[name]; !ok {
+		return false
+	}
+	return len(credentialSources(name, cfg.Agents[name].Env)) == 0
 }
 
 // checkConfigured says whether the configured agent can run: each agent
@@ -282,7 +295,7 @@ func checkConfigured(_ context.Context, env *doctorEnv) []finding {
 	if env.ws == nil {
 		label += " (the default outside a workspace)"
 	}
-	var runnable []string
+	var runnable, bare []string
 	for _, n := range names {
 		if n == "script" {
 			// The script agent needs --script FILE, which only ralph run
@@ -299,8 +312,16 @@ func checkConfigured(_ context.Context, env *doctorEnv) []finding {
 		} else {
 			runnable = append(runnable, ag.Name())
 		}
+		if noCredentials(env.cfg, ag.Name()) {
+			bare = append(bare, ag.Name())
+		}
 	}
 	f := finding{Status: findingOK, Message: label + ": can run " + strings.Join(runnable, ", then ")}
+	if len(bare) > 0 {
+		// It starts, but the CLI will ask for a login it cannot get.
+		f.Status = findingWarn
+		f.Message += "; no credentials found for " + strings.Join(bare, ", ") + " (see its line above)"
+	}
 	if len(names) > 0 {
 		f.Agent = names[0]
 	}
