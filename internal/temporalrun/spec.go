@@ -70,6 +70,8 @@ type SpecStatus struct {
 	// Failures counts failed steps, out of MaxFailures.
 	Failures, MaxFailures int
 	Answers               []HumanAnswer `json:",omitempty"`
+	// Events counts the agent events of the steps that ended.
+	Events int
 	// Retry is when the next step starts after a failure (zero: not
 	// backing off).
 	Retry time.Time `json:",omitzero"`
@@ -112,6 +114,7 @@ func specWorkflow(ctx workflow.Context, job Job, st *Status) (Result, error) {
 			return Result{}, err
 		}
 		sp.Record, sp.LastStep = out.Record, out.Step
+		sp.Events += out.Events
 		if out.Commit != "" {
 			sp.Head = out.Commit
 		}
@@ -158,8 +161,9 @@ func specWorkflow(ctx workflow.Context, job Job, st *Status) (Result, error) {
 				return end(1, fmt.Sprintf("%s (after %d failed attempts)", out.Problem, sp.Failures))
 			}
 			if d := stepBackoff(job.Backoff, sp.Failures); d > 0 {
+				// A durable timer; a stop request cuts it short.
 				sp.Retry = workflow.Now(ctx).Add(d)
-				if err := workflow.Sleep(ctx, d); err != nil {
+				if _, err := workflow.AwaitWithTimeout(ctx, d, func() bool { return st.Stop != "" }); err != nil {
 					return Result{}, err
 				}
 				sp.Retry = time.Time{}

@@ -180,3 +180,19 @@ func TestSpecWorkflowWaitsForAHuman(t *testing.T) {
 		})
 	}
 }
+
+// ralph stop is a signal: a spec backing off after a failure ends stopped
+// at once, without another step.
+func TestSpecWorkflowStopsDuringBackoff(t *testing.T) {
+	e := newSpecEnv(t, func(n int, in StepInput) StepResult {
+		return StepResult{Step: "plan", Problem: "no plan written"}
+	})
+	e.env.RegisterDelayedCallback(func() { e.env.SignalWorkflow(SignalStop, "enough") }, time.Minute)
+	res := e.run(t, Job{StepAttempts: 3, Backoff: time.Hour})
+	if res.ExitCode != ExitStopped || res.Reason != "stopped: enough" || len(e.inputs) != 1 {
+		t.Errorf("result = %+v after %d steps", res, len(e.inputs))
+	}
+	if got := e.env.Now().Sub(e.start); got >= time.Hour {
+		t.Errorf("the stop took effect after %s, not during the hour's backoff", got)
+	}
+}

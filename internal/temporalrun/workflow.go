@@ -162,7 +162,9 @@ func JobWorkflow(ctx workflow.Context, job Job) (Result, error) {
 		}
 	})
 	ctx = workflow.WithActivityOptions(ctx, activityOptions(job))
-	if job.Kind == KindSpec {
+	// Workflows started before specs ran step by step replay as they ran:
+	// one RunJob activity for the whole spec.
+	if job.Kind == KindSpec && workflow.GetVersion(ctx, "spec-steps", workflow.DefaultVersion, 1) == 1 {
 		res, err := specWorkflow(ctx, job, st)
 		st.Done = true
 		if err != nil {
