@@ -14,12 +14,17 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
+
+// exitUsage is ralph's exit code for a usage error, which no retry on
+// another worker cures (an agent missing here may be there).
+const exitUsage = 2
 
 // repoDir is the cache's clone of remote.
 func (r *Runner) repoDir(remote string) string {
@@ -211,7 +216,11 @@ func (r *Runner) SpecStep(ctx context.Context, in StepInput) (StepResult, error)
 		return StepResult{}, fmt.Errorf("run ralph on the worker: %w", err)
 	}
 	if out.ExitCode != 0 {
-		return StepResult{}, fmt.Errorf("ralph specs run exited %d on %s: %s", out.ExitCode, r.Identity, said)
+		err := fmt.Errorf("ralph specs run exited %d on %s: %s", out.ExitCode, r.Identity, said)
+		if out.ExitCode == exitUsage {
+			return StepResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "ralph", err)
+		}
+		return StepResult{}, err
 	}
 	data, err := os.ReadFile(resultFile)
 	if err != nil {
