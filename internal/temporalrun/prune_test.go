@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// PruneRuns removes the step transcripts older than keep and the workflow
-// folders left empty; newer ones stay.
+// PruneRuns removes the step transcripts older than keep, the worktrees a
+// killed worker left as old, and the workflow folders left empty; newer
+// ones stay.
 func TestPruneRuns(t *testing.T) {
 	cache := t.TempDir()
 	now := time.Now()
@@ -19,6 +20,21 @@ func TestPruneRuns(t *testing.T) {
 		"wf-mixed/1-plan":    9 * 24 * time.Hour,
 		"wf-mixed/2-verify":  time.Hour,
 		"wf-new/1-plan":      time.Minute,
+	}
+	worktrees := map[string]time.Duration{
+		"wf-killed/step-2-attempt-1": 9 * 24 * time.Hour,
+		"wf-now/step-1-attempt-1":    time.Minute,
+		// Older than keep, but an activity may still run it.
+		"wf-long/step-1-attempt-1": 7*24*time.Hour + time.Minute,
+	}
+	for rel, age := range worktrees {
+		dir := filepath.Join(cache, "worktrees", rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for rel, age := range steps {
 		dir := filepath.Join(cache, "runs", rel)
@@ -34,8 +50,14 @@ func TestPruneRuns(t *testing.T) {
 	}
 	r := &Runner{Cache: cache, Log: slog.New(slog.DiscardHandler)}
 	n, err := r.PruneRuns(now, 7*24*time.Hour)
-	if err != nil || n != 3 {
-		t.Fatalf("pruned %d, %v; want 3", n, err)
+	if err != nil || n != 4 {
+		t.Fatalf("pruned %d, %v; want 4", n, err)
+	}
+	for rel, age := range worktrees {
+		_, err := os.Stat(filepath.Join(cache, "worktrees", rel))
+		if kept := err == nil; kept != (age < 8*24*time.Hour) {
+			t.Errorf("worktree %s (age %s): kept = %v", rel, age, kept)
+		}
 	}
 	for rel, age := range steps {
 		_, err := os.Stat(filepath.Join(cache, "runs", rel))

@@ -268,31 +268,57 @@ func (r *Runner) SpecStep(ctx context.Context, in StepInput) (StepResult, error)
 }
 
 // PruneRuns removes the step transcripts under runs/ last changed before
-// now-keep, and the workflow folders they leave empty.
+// now-keep, and the worktrees a killed worker left under worktrees/ when
+// older than keep and than any activity may run (so never a running
+// step's), with the workflow folders they leave empty.
 func (r *Runner) PruneRuns(now time.Time, keep time.Duration) (removed int, err error) {
-	runs := filepath.Join(r.Cache, "runs")
-	wfs, err := os.ReadDir(runs)
+	for _, sub := range []string{"runs", "worktrees"} {
+		cutoff := now.Add(-keep)
+		if sub == "worktrees" {
+			cutoff = now.Add(-max(keep, maxActivity+24*time.Hour))
+		}
+		n, err := pruneOlder(filepath.Join(r.Cache, sub), cutoff)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+		if sub == "worktrees" && n > 0 {
+			repos, _ := filepath.Glob(filepath.Join(r.Cache, "repos", "*"))
+			for _, repo := range repos {
+				l := r.repoLock(repo)
+				l.Lock()
+				_, _ = git(context.Background(), repo, "worktree", "prune")
+				l.Unlock()
+			}
+		}
+	}
+	return removed, nil
+}
+
+// pruneOlder removes root/<workflow>/<entry> last changed before cutoff,
+// and the workflow folders left empty; it returns how many entries went.
+func pruneOlder(root string, cutoff time.Time) (removed int, err error) {
+	wfs, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("prune runs: %w", err)
+		return 0, fmt.Errorf("prune %s: %w", root, err)
 	}
-	cutoff := now.Add(-keep)
 	for _, wf := range wfs {
-		dir := filepath.Join(runs, wf.Name())
-		steps, err := os.ReadDir(dir)
+		dir := filepath.Join(root, wf.Name())
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
-		left := len(steps)
-		for _, s := range steps {
-			fi, err := s.Info()
+		left := len(entries)
+		for _, e := range entries {
+			fi, err := e.Info()
 			if err != nil || !fi.ModTime().Before(cutoff) {
 				continue
 			}
-			if err := os.RemoveAll(filepath.Join(dir, s.Name())); err != nil {
-				return removed, fmt.Errorf("prune runs: %w", err)
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return removed, fmt.Errorf("prune %s: %w", root, err)
 			}
 			removed++
 			left--

@@ -185,6 +185,9 @@ func JobWorkflow(ctx workflow.Context, job Job) (Result, error) {
 	return res, nil
 }
 
+// maxActivity bounds one activity's run.
+const maxActivity = 7 * 24 * time.Hour
+
 // activityOptions: an activity not heard from within the heartbeat
 // timeout is retried elsewhere, up to job.MaxAttempts times.
 func activityOptions(job Job) workflow.ActivityOptions {
@@ -197,7 +200,7 @@ func activityOptions(job Job) workflow.ActivityOptions {
 		attempts = 5
 	}
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: 7 * 24 * time.Hour,
+		StartToCloseTimeout: maxActivity,
 		HeartbeatTimeout:    hb,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
