@@ -40,6 +40,9 @@ type SpecsRunOptions struct {
 	maxAttempts       int
 	parallel          int
 	maxCost           float64
+	// stepResult: run one step of the one spec selected and write its
+	// spec.StepReport here as JSON (a Temporal worker's activity).
+	stepResult string
 }
 
 // AddFlags registers the flags on cmd.
@@ -57,6 +60,8 @@ func (o *SpecsRunOptions) AddFlags(cmd *cobra.Command) {
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "failed attempts allowed per spec (default 3, or [specs] max_attempts)")
 	f.IntVar(&o.parallel, "parallel", 0, "run up to `N` specs at once, each in its own git worktree, landing through a merge queue (default 1, or [specs] parallel)")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "stop the whole run once all specs together cost `USD` dollars (default: no cap)")
+	f.StringVar(&o.stepResult, "step-result", "", "run one step of the one spec --only selects and write what it did to `FILE` as JSON")
+	_ = f.MarkHidden("step-result")
 }
 
 func newSpecsCommand(g *Globals) *cobra.Command {
@@ -272,6 +277,9 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		Progress:     g.Stdout,
 		Logger:       g.Logger,
 	})
+	if o.stepResult != "" {
+		return runSpecStep(ctx, p, specs, o.stepResult)
+	}
 	var rep spec.Report
 	var runErr error
 	if cfg.Specs.Parallel > 1 {
@@ -300,6 +308,26 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs could not land", n, len(rep.Results))}
 	}
 	return nil
+}
+
+// runSpecStep runs the one step the one spec is at and writes the report
+// to path.
+func runSpecStep(ctx context.Context, p *spec.Pipeline, specs []spec.Spec, path string) error {
+	if len(specs) != 1 {
+		return usageError(fmt.Errorf("--step-result needs exactly one spec (--only), not %d", len(specs)))
+	}
+	rep, err := p.Step(ctx, specs[0])
+	if err != nil {
+		if errors.Is(err, spec.ErrAgentUnavailable) {
+			return &ExitError{Code: specsExitAgent, Err: err}
+		}
+		return err
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	return workspace.WriteFile(path, data)
 }
 
 func printSpecsSummary(g *Globals, rep spec.Report) {

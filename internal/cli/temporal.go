@@ -237,9 +237,17 @@ func newID() string {
 func progressLine(name string, s temporalrun.Snapshot) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:", name)
-	if p := s.Running; p != nil && p.Worker == "" {
+	sp := s.Spec
+	if sp != nil && (s.Closed != "" || s.Result != nil) {
+		sp = nil // the result says it all
+	}
+	if sp != nil && sp.Steps > 0 {
+		fmt.Fprintf(&b, " step %d", sp.Steps)
+	}
+	switch p := s.Running; {
+	case p != nil && p.Worker == "":
 		fmt.Fprintf(&b, " attempt %d waiting for a worker", p.Attempt)
-	} else if p != nil {
+	case p != nil:
 		fmt.Fprintf(&b, " attempt %d", p.Attempt)
 		if p.Worker != "" {
 			fmt.Fprintf(&b, " on %s", p.Worker)
@@ -248,10 +256,21 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 			fmt.Fprintf(&b, " · %s", p.Phase)
 		}
 		fmt.Fprintf(&b, " · iteration %d · %d events", p.Iteration, p.Events)
-	} else if s.Closed != "" {
+	case s.Closed != "":
 		fmt.Fprintf(&b, " %s", strings.ToLower(strings.TrimPrefix(s.Closed, "WORKFLOW_EXECUTION_STATUS_")))
-	} else {
+	case sp != nil && !sp.Retry.IsZero():
+		fmt.Fprintf(&b, " retrying at %s", sp.Retry.Local().Format(time.TimeOnly))
+	case sp != nil && len(livePending(s)) > 0:
+		b.WriteString(" no activity running")
+	default:
 		b.WriteString(" waiting for a worker")
+	}
+	if sp != nil {
+		r := sp.Record
+		if r.State != "" {
+			fmt.Fprintf(&b, " · spec %s", r.State)
+		}
+		fmt.Fprintf(&b, " · plan %d, implement %d, verify %d · failures %d/%d", r.PlanAttempt, r.ImplAttempts, r.VerifyAttempts, sp.Failures, sp.MaxFailures)
 	}
 	for _, r := range livePending(s) {
 		fmt.Fprintf(&b, " · waiting for a human: request %d: %s", r.ID, trimOneLine(r.Prompt, 60))
@@ -473,6 +492,10 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 			flags = append(flags, a)
 		}
 	}
+	stepAttempts := cfg.Specs.MaxAttempts
+	if n, _ := cmd.Flags().GetInt("max-attempts"); n > 0 {
+		stepAttempts = n
+	}
 	c, s, err := t.dial(ctx, g, cfg)
 	if err != nil {
 		return err
@@ -498,7 +521,8 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 		job := temporalrun.Job{Kind: temporalrun.KindSpec, Name: sp.ID, Remote: url, BaseRef: ref, Base: base,
 			Branch:           "ralph/spec/" + sp.ID,
 			Args:             append(append([]string{"specs", "run", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
-			HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
+			HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts,
+			StepAttempts: stepAttempts, Backoff: cfg.Specs.Backoff.Duration}
 		started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
 		if err != nil {
 			return err
@@ -522,7 +546,11 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 			f.printf("%s: failed: %v\n", o.sp.ID, o.err)
 		case o.res.ExitCode != 0:
 			failed = append(failed, o.sp.ID)
-			f.printf("%s: failed on %s (exit %d); transcript %s\n", o.sp.ID, o.res.Worker, o.res.ExitCode, o.res.Transcript)
+			reason := ""
+			if o.res.Reason != "" {
+				reason = ": " + o.res.Reason
+			}
+			f.printf("%s: failed on %s (exit %d)%s; transcript %s\n", o.sp.ID, o.res.Worker, o.res.ExitCode, reason, o.res.Transcript)
 		default:
 			if err := lander.Land(ctx, o.res.Branch, o.res.Commit); err != nil {
 				failed = append(failed, o.sp.ID)
@@ -563,7 +591,11 @@ func specsStatusTemporal(ctx context.Context, g *Globals, t *temporalFlags, args
 		case err != nil:
 			fmt.Fprintf(g.Stdout, "%s: no workflow\n", sp.ID)
 		case s.Result != nil:
-			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d; branch %s at %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, s.Result.Branch, s.Result.Commit)
+			reason := ""
+			if s.Result.Reason != "" {
+				reason = " (" + s.Result.Reason + ")"
+			}
+			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d%s; branch %s at %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, reason, s.Result.Branch, s.Result.Commit)
 		default:
 			fmt.Fprintln(g.Stdout, progressLine(sp.ID, s))
 		}
@@ -671,15 +703,19 @@ func newWorkerCommand(g *Globals) *cobra.Command {
 	var t temporalFlags
 	var concurrency int
 	var cache, identity string
+	var keep time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run ralph's Temporal activities on this machine",
-		Long: `Serve a Temporal task queue: each task or spec workflow's attempt clones or
-fetches the git remote the submitter named into this worker's cache, runs
-ralph in a worktree on the workflow's branch (ralph/spec/<id> for a spec),
-pushes the branch back and keeps the transcript in the worktree's local
-store. The attempt heartbeats every second with its iteration and event
-count; when the worker dies, Temporal retries it on another worker.`,
+		Long: `Serve a Temporal task queue. A spec's workflow sends one activity per agent
+call (plan, implement or verify): the worker clones or fetches the git
+remote the submitter named into its cache, checks out the spec's branch
+ralph/spec/<id> at the commit the previous step pushed in a fresh worktree,
+runs that one step, pushes the branch back, moves the step's store and logs
+(its transcript) to the cache's runs/<workflow>/<n>-<step>/ and removes the
+worktree. A task's attempt runs the whole ralph run in a worktree on its
+branch. Activities heartbeat every second with the iteration and event
+count; when the worker dies, Temporal retries them on another worker.`,
 		Example: `  ralph worker --temporal localhost:7233
   ralph worker --temporal localhost:7233 --task-queue ralph --concurrency 2`,
 		Args: cobra.NoArgs,
@@ -710,7 +746,10 @@ count; when the worker dies, Temporal retries it on another worker.`,
 				host, _ := os.Hostname()
 				identity = fmt.Sprintf("%s-%d", host, os.Getpid())
 			}
-			r := &temporalrun.Runner{Client: c, Cache: cache, Identity: identity, Log: g.Logger}
+			if keep < 0 {
+				return usageError(errors.New("--keep must not be negative"))
+			}
+			r := &temporalrun.Runner{Client: c, Cache: cache, Identity: identity, Log: g.Logger, Keep: keep}
 			fmt.Fprintf(g.Stdout, "worker %s serving %s/%s at %s (cache %s)\n", identity, s.Namespace, s.TaskQueue, s.Address, cache)
 			return temporalrun.Serve(ctx, r, s.TaskQueue, concurrency)
 		},
@@ -720,6 +759,7 @@ count; when the worker dies, Temporal retries it on another worker.`,
 	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "attempts run at once")
 	cmd.Flags().StringVar(&cache, "cache", "", "`DIR` for clones and worktrees (default: the user cache dir's ralph/worker)")
 	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
+	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep spec steps' transcripts under the cache's runs/ this `LONG`; older ones, and worktrees a killed worker left, are pruned at start and hourly (0 keeps them for ever)")
 	return cmd
 }
 

@@ -104,6 +104,9 @@ func (p *Pipeline) askHuman(ctx context.Context, r *specRun, key string, n *plan
 	if req.Status != store.HumanPending {
 		return req, nil
 	}
+	if r.oneStep {
+		return req, &needHumanError{need: newHumanNeed(key, n)}
+	}
 	if err := p.put(ctx, r, StateWaiting); err != nil {
 		return req, err
 	}

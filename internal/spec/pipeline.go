@@ -110,6 +110,15 @@ type CallRecords interface {
 
 var _ CallRecords = (*store.Store)(nil)
 
+// EventRecords counts the agent events of a call while it runs, when the
+// Records also implement it (the store does): a Temporal worker's
+// heartbeat reports the count.
+type EventRecords interface {
+	SetSpecCallEvents(ctx context.Context, id int64, n int) error
+}
+
+var _ EventRecords = (*store.Store)(nil)
+
 // Pipeline runs specs.
 type Pipeline struct {
 	opt Options
@@ -231,6 +240,9 @@ type specRun struct {
 	failures int
 	retry    bool   // the next step retries a failure: back off first
 	rejected string // a person said no to a <Human> of the plan
+	// oneStep: a <Human> not answered yet ends the step (Pipeline.Step)
+	// instead of waiting.
+	oneStep bool
 }
 
 func (p *Pipeline) put(ctx context.Context, r *specRun, state string) error {
@@ -257,32 +269,30 @@ func (p *Pipeline) fail(ctx context.Context, r *specRun, reason string) (bool, e
 	return false, p.put(ctx, r, "")
 }
 
-func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
+// open loads s's record and readies its run; skip is true when s is done
+// and not forced.
+func (p *Pipeline) open(ctx context.Context, s Spec) (r *specRun, skip bool, err error) {
 	l := p.opt.Layout
-	r := &specRun{s: s, rec: store.SpecRecord{ID: s.Rel, State: StateNew}}
+	r = &specRun{s: s, rec: store.SpecRecord{ID: s.Rel, State: StateNew}}
 	if p.opt.Records != nil {
 		rec, ok, err := p.opt.Records.Spec(ctx, s.Rel)
 		if err != nil {
-			return Result{}, err
+			return nil, false, err
 		}
 		if ok {
 			r.rec = rec
 		}
 	}
-	startCost := r.rec.CostUSD
-	result := func(o Outcome, reason string) Result {
-		return Result{Spec: s, Outcome: o, Reason: reason, CostUSD: r.rec.CostUSD - startCost, Logs: r.logs}
-	}
 	done, err := l.IsDone(s)
 	if err != nil {
-		return Result{}, err
+		return nil, false, err
 	}
 	if done && !p.opt.Force {
-		return result(Skipped, "already done"), nil
+		return r, true, nil
 	}
 	if done {
 		if err := l.RemoveDone(s); err != nil {
-			return Result{}, err
+			return nil, false, err
 		}
 		r.rec.BaseCommit, r.rec.Feedback = "", ""
 	}
@@ -294,6 +304,22 @@ func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	r.logs = runDir(p.opt.LogDir, s, p.opt.Now())
+	return r, false, nil
+}
+
+func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
+	l := p.opt.Layout
+	r, skip, err := p.open(ctx, s)
+	if err != nil {
+		return Result{}, err
+	}
+	startCost := r.rec.CostUSD
+	result := func(o Outcome, reason string) Result {
+		return Result{Spec: s, Outcome: o, Reason: reason, CostUSD: r.rec.CostUSD - startCost, Logs: r.logs}
+	}
+	if skip {
+		return result(Skipped, "already done"), nil
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -423,8 +449,25 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 			cctx, cancel = context.WithTimeout(ctx, p.opt.AgentTimeout)
 		}
 		callID := p.startCall(ctx, r, role, attempt)
-		res, err := ag.Run(cctx, req, lg.event)
+		er, counts := p.opt.Records.(EventRecords)
+		counts = counts && callID != 0
+		events, saved := 0, time.Time{}
+		res, err := ag.Run(cctx, req, func(e agent.Event) {
+			lg.event(e)
+			events++
+			if counts && time.Since(saved) >= time.Second {
+				saved = time.Now()
+				if err := er.SetSpecCallEvents(ctx, callID, events); err != nil {
+					p.log.Warn("record call events", "err", err)
+				}
+			}
+		})
 		cancel()
+		if counts {
+			if err := er.SetSpecCallEvents(context.WithoutCancel(ctx), callID, events); err != nil {
+				p.log.Warn("record call events", "err", err)
+			}
+		}
 		r.rec.CostUSD += res.Usage.CostUSD
 		if p.opt.OnCost != nil && res.Usage.CostUSD != 0 {
 			p.opt.OnCost(res.Usage.CostUSD)

@@ -145,6 +145,27 @@ func (s *Store) EndSpecCall(ctx context.Context, id int64, outcome string, costU
 	return nil
 }
 
+// SetSpecCallEvents records how many agent events call id has seen so far.
+func (s *Store) SetSpecCallEvents(ctx context.Context, id int64, n int) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE spec_calls SET events = ? WHERE id = ?`, n, id); err != nil {
+		return fmt.Errorf("record the events of call %d: %w", id, err)
+	}
+	return nil
+}
+
+// SpecCallProgress is the latest agent call's role and attempt and the
+// events all calls have seen; ok is false when none was recorded.
+func (s *Store) SpecCallProgress(ctx context.Context) (role string, attempt, events int, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT role, attempt, (SELECT COALESCE(SUM(events), 0) FROM spec_calls) FROM spec_calls ORDER BY id DESC LIMIT 1`).Scan(&role, &attempt, &events)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, 0, false, nil
+	}
+	if err != nil {
+		return "", 0, 0, false, fmt.Errorf("read spec call progress: %w", err)
+	}
+	return role, attempt, events, true, nil
+}
+
 // SpecCalls returns the calls with an id above after, oldest first.
 func (s *Store) SpecCalls(ctx context.Context, after int64) ([]SpecCall, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, spec_id, worktree, role, attempt, started_at, ended_at, outcome, cost_usd FROM spec_calls WHERE id > ? ORDER BY id`, after)

@@ -82,3 +82,29 @@ func TestSpecWorktreeAndCalls(t *testing.T) {
 		t.Errorf("after %d: %+v", id, later)
 	}
 }
+
+// A spec call's event count is recorded while it runs; the progress is the
+// latest call's role and attempt with the events of every call.
+func TestSpecCallProgress(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, _, ok, err := s.SpecCallProgress(ctx); ok || err != nil {
+		t.Fatalf("no calls: ok %v, %v", ok, err)
+	}
+	a, _ := s.StartSpecCall(ctx, "a.md", "", "planner", 1)
+	if err := s.SetSpecCallEvents(ctx, a, 4); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := s.StartSpecCall(ctx, "a.md", "", "implementer", 2)
+	if err := s.SetSpecCallEvents(ctx, b, 3); err != nil {
+		t.Fatal(err)
+	}
+	role, attempt, events, ok, err := s.SpecCallProgress(ctx)
+	if err != nil || !ok || role != "implementer" || attempt != 2 || events != 7 {
+		t.Errorf("progress = %s %d %d %v, %v", role, attempt, events, ok, err)
+	}
+}

@@ -38,6 +38,9 @@ type Runner struct {
 	Identity string
 	// Beat is the heartbeat and bridge period (default 1s).
 	Beat time.Duration
+	// Keep is how long a spec step's transcript stays under runs/
+	// (0: for ever); Serve prunes older ones at start and hourly.
+	Keep time.Duration
 	Log  *slog.Logger
 
 	mu    sync.Mutex

@@ -15,6 +15,7 @@ import (
 func Register(w worker.Registry, r *Runner) {
 	w.RegisterWorkflowWithOptions(JobWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(r.RunJob, activity.RegisterOptions{Name: ActivityName})
+	w.RegisterActivityWithOptions(r.SpecStep, activity.RegisterOptions{Name: StepActivityName})
 }
 
 // Serve runs a worker on queue until ctx ends, at most concurrency
@@ -38,10 +39,31 @@ func Serve(ctx context.Context, r *Runner, queue string, concurrency int) error 
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	if r.Keep > 0 {
+		go r.pruneEvery(ctx, time.Hour)
+	}
 	<-ctx.Done()
 	w.Stop()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil
 	}
 	return ctx.Err()
+}
+
+// pruneEvery prunes runs/ now and every period until ctx ends.
+func (r *Runner) pruneEvery(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if n, err := r.PruneRuns(time.Now(), r.Keep); err != nil {
+			r.Log.Warn("prune transcripts", "err", err)
+		} else if n > 0 {
+			r.Log.Info("pruned transcripts", "steps", n, "older than", r.Keep)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

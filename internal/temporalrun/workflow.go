@@ -12,6 +12,8 @@ import (
 const (
 	WorkflowName = "ralph.Job"
 	ActivityName = "ralph.RunJob"
+	// StepActivityName runs one step (one agent call) of a spec.
+	StepActivityName = "ralph.SpecStep"
 	// SignalAnswer carries an Answer to a <Human> request.
 	SignalAnswer = "human-answer"
 	// SignalPending carries the Pending requests an attempt waits on; the
@@ -47,8 +49,16 @@ type Job struct {
 	// HeartbeatTimeout: an attempt not heard from for this long is
 	// retried elsewhere (default 30s).
 	HeartbeatTimeout time.Duration
-	// MaxAttempts bounds the attempts (default 5).
+	// MaxAttempts bounds the attempts of one activity (default 5): a
+	// worker lost counts as one.
 	MaxAttempts int
+	// StepAttempts is how many failed steps (planner, implementer, gates
+	// or verifier) a spec may have: the pipeline's max attempts (default
+	// 3). KindSpec only.
+	StepAttempts int
+	// Backoff is the wait before a spec's first retry, doubled for each
+	// further one, capped at 5 minutes. KindSpec only.
+	Backoff time.Duration
 }
 
 // Answer resolves the <Human> request ID of attempt Attempt.
@@ -87,6 +97,8 @@ type Result struct {
 	Transcript string
 	// Tail is the end of ralph's output on the worker.
 	Tail string
+	// Reason says why a spec failed.
+	Reason string `json:",omitempty"`
 }
 
 // Status is what the status query answers.
@@ -99,6 +111,8 @@ type Status struct {
 	Result   *Result
 	Error    string
 	Attempts int
+	// Spec is a spec workflow's own state; nil for a task.
+	Spec *SpecStatus `json:",omitempty"`
 }
 
 // Progress is an attempt's heartbeat detail.
@@ -147,25 +161,19 @@ func JobWorkflow(ctx workflow.Context, job Job) (Result, error) {
 			sel.Select(ctx)
 		}
 	})
-	hb := job.HeartbeatTimeout
-	if hb <= 0 {
-		hb = 30 * time.Second
+	ctx = workflow.WithActivityOptions(ctx, activityOptions(job))
+	// Workflows started before specs ran step by step replay as they ran:
+	// one RunJob activity for the whole spec.
+	if job.Kind == KindSpec && workflow.GetVersion(ctx, "spec-steps", workflow.DefaultVersion, 1) == 1 {
+		res, err := specWorkflow(ctx, job, st)
+		st.Done = true
+		if err != nil {
+			st.Error = err.Error()
+			return Result{}, err
+		}
+		st.Result = &res
+		return res, nil
 	}
-	attempts := job.MaxAttempts
-	if attempts <= 0 {
-		attempts = 5
-	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 7 * 24 * time.Hour,
-		HeartbeatTimeout:    hb,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    int32(attempts),
-		},
-	})
 	var res Result
 	err := workflow.ExecuteActivity(ctx, ActivityName, job).Get(ctx, &res)
 	st.Done = true
@@ -175,4 +183,31 @@ func JobWorkflow(ctx workflow.Context, job Job) (Result, error) {
 	}
 	st.Result = &res
 	return res, nil
+}
+
+// maxActivity bounds one activity's run.
+const maxActivity = 7 * 24 * time.Hour
+
+// activityOptions: an activity not heard from within the heartbeat
+// timeout is retried elsewhere, up to job.MaxAttempts times.
+func activityOptions(job Job) workflow.ActivityOptions {
+	hb := job.HeartbeatTimeout
+	if hb <= 0 {
+		hb = 30 * time.Second
+	}
+	attempts := job.MaxAttempts
+	if attempts <= 0 {
+		attempts = 5
+	}
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: maxActivity,
+		HeartbeatTimeout:    hb,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    int32(attempts),
+		},
+	}
 }

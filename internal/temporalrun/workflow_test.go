@@ -50,7 +50,7 @@ func TestJobWorkflowSignalsAndRetries(t *testing.T) {
 			t.Errorf("stop = %q", st.Stop)
 		}
 	}, 500*time.Millisecond)
-	env.ExecuteWorkflow(JobWorkflow, Job{Kind: KindSpec, Branch: "ralph/spec/x", MaxAttempts: 3, HeartbeatTimeout: time.Second})
+	env.ExecuteWorkflow(JobWorkflow, Job{Kind: KindTask, Branch: "ralph/task/x", MaxAttempts: 3, HeartbeatTimeout: time.Second})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
 	}

@@ -1,6 +1,7 @@
 package temporaltest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,14 +16,17 @@ var specWorkflowRE = regexp.MustCompile(`0001-a: started workflow (\S+)`)
 // answered from a third process through the spec workflow's signal:
 // approved, the implementer runs and the spec lands; rejected (onReject
 // stop), the spec fails on the worker without implementing and nothing
-// lands.
+// lands. While the person thinks no activity runs and the worker holds no
+// worktree; the answer starts the next step.
 func TestSpecHumanAnswerIsASignal(t *testing.T) {
 	c := newCluster(t)
-	worker(t, c, "worker-a", 2)
+	_, cache := worker(t, c, "worker-a", 2)
+	cl := c.ts.GetDefaultClient()
 	for _, tc := range []struct {
 		answer string
 		code   int
-	}{{"approve", 0}, {"reject", 1}} {
+		steps  int // implement (waits), implement, verify
+	}{{"approve", 0, 3}, {"reject", 1, 2}} {
 		t.Run(tc.answer, func(t *testing.T) {
 			files := map[string]string{
 				"specs/0001-a.md": specFiles["specs/0001-a.md"],
@@ -53,16 +57,50 @@ func TestSpecHumanAnswerIsASignal(t *testing.T) {
 				out, _ := runQuiet(work, ralphBin, pending...)
 				return strings.Contains(out, "Write out/0001-a.txt?")
 			})
+			d, err := cl.DescribeWorkflowExecution(context.Background(), id, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(d.GetPendingActivities()); n != 0 {
+				t.Errorf("%d activities pending while the spec waits for a person", n)
+			}
+			if left, _ := filepath.Glob(filepath.Join(cache, "worktrees", "*")); len(left) != 0 {
+				t.Errorf("the worker holds worktrees while the spec waits for a person: %v", left)
+			}
+			if n := stepsScheduled(history(t, cl, id)); n != 1 {
+				t.Errorf("%d steps scheduled before the answer, want the one that found the <Human>", n)
+			}
+			status := run(t, work, ralphBin, append([]string{"specs", "status"}, c.args()...)...)
+			if !strings.Contains(status, "0001-a: step 1 no activity running · spec waiting") || !strings.Contains(status, "waiting for a human: request 1: Write out/0001-a.txt?") {
+				t.Errorf("specs status --temporal while waiting:\n%s", status)
+			}
 			ans := run(t, work, ralphBin, append(append([]string{tc.answer}, c.args()...), "--workflow", id, "1")...)
 			if !strings.Contains(ans, "request 1 of workflow "+id) {
 				t.Errorf("%s said:\n%s", tc.answer, ans)
 			}
 			code := sub.wait(t, 90*time.Second)
 			out := sub.Output()
+			// The answer is a signal, then the step runs again.
+			events := history(t, cl, id)
+			if n := stepsScheduled(events); n != tc.steps {
+				t.Errorf("%d steps scheduled, want %d", n, tc.steps)
+			}
+			signalled, scheduled := 0, 0
+			for _, e := range events {
+				if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == "human-answer" && signalled == 0 {
+					signalled = scheduled
+				}
+				if e.GetActivityTaskScheduledEventAttributes() != nil {
+					scheduled++
+				}
+			}
+			if signalled != 1 {
+				t.Errorf("the answer arrived after %d steps were scheduled, want 1", signalled)
+			}
 			if code != tc.code {
 				t.Fatalf("ralph specs run --temporal exit %d, want %d:\n%s", code, tc.code, out)
 			}
-			_, err := os.Stat(filepath.Join(work, "out", "0001-a.txt"))
+			_, err = os.Stat(filepath.Join(work, "out", "0001-a.txt"))
 			if tc.code == 0 {
 				if !strings.Contains(out, "0001-a: landed ralph/spec/0001-a from worker-a") || err != nil {
 					t.Errorf("the approved spec did not land (%v):\n%s", err, out)

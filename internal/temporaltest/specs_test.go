@@ -34,15 +34,15 @@ git add -A && git commit -qm "implement $id"
 
 var specIDs = []string{"0001-a", "0002-b", "0003-c", "0004-d"}
 
-// attemptWith finds the attempt worktree in a worker's cache that planned
-// a spec and has not committed its implementation yet: the one running
-// its implementer now. It returns the spec id.
-func attemptWith(cache string) string {
-	dirs, _ := filepath.Glob(filepath.Join(cache, "worktrees", "*", "attempt-*"))
+// implementing finds the step worktree in a worker's cache that runs an
+// implementer now (its log is open and the spec's file not written yet).
+// It returns the spec id.
+func implementing(cache string) string {
+	dirs, _ := filepath.Glob(filepath.Join(cache, "worktrees", "*", "step-*"))
 	for _, d := range dirs {
-		plans, _ := filepath.Glob(filepath.Join(d, "specs", "plans", "*.md"))
-		for _, p := range plans {
-			id := strings.TrimSuffix(filepath.Base(p), ".md")
+		logs, _ := filepath.Glob(filepath.Join(d, ".ralph", "logs", "specs", "runs", "*", "*", "impl-attempt-*.log"))
+		for _, l := range logs {
+			id := filepath.Base(filepath.Dir(filepath.Dir(l)))
 			if _, err := os.Stat(filepath.Join(d, "out", id+".txt")); err != nil {
 				return id
 			}
@@ -51,11 +51,14 @@ func attemptWith(cache string) string {
 	return ""
 }
 
-// Four specs run across two real workers against a bare remote. One worker
-// is killed with SIGKILL while an implementer runs: its attempt times out
-// on heartbeat and is retried on the other worker. The submitter is killed
+// Four specs run across two real workers against a bare remote, each
+// step (plan, implement, verify) an activity of its own. One worker is
+// killed with SIGKILL while an implementer runs, after it finished an
+// implement step of another spec: the step times out on heartbeat and is
+// retried on the other worker from the same head. The submitter is killed
 // too and rerun: the rerun attaches to the four workflows instead of
-// starting new ones, and every spec lands exactly once.
+// starting new ones, and every spec lands exactly once, the one the killed
+// worker implemented first included.
 func TestSpecsAcrossWorkersSurviveKill(t *testing.T) {
 	c := newCluster(t)
 	work := repo(t, specFiles)
@@ -69,15 +72,16 @@ func TestSpecsAcrossWorkersSurviveKill(t *testing.T) {
 	eventually(t, 60*time.Second, "the first submitter to start the four workflows", func() bool {
 		return strings.Count(first.Output(), "started workflow") == 4
 	})
-	// Kill worker-a once it has finished one spec and is implementing
+	// Kill worker-a once it has implemented one spec and is implementing
 	// another.
 	var killed string
+	var doneOnA []string
 	eventually(t, 90*time.Second, "worker-a to implement its second spec", func() bool {
-		dirs, _ := filepath.Glob(filepath.Join(cacheA, "worktrees", "*", "attempt-*"))
-		if len(dirs) < 2 {
+		doneOnA, _ = filepath.Glob(filepath.Join(cacheA, "runs", "*", "*-implement"))
+		if len(doneOnA) < 1 {
 			return false
 		}
-		killed = attemptWith(cacheA)
+		killed = implementing(cacheA)
 		return killed != ""
 	})
 	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -103,8 +107,16 @@ func TestSpecsAcrossWorkersSurviveKill(t *testing.T) {
 	if !strings.Contains(out, killed+": landed ralph/spec/"+killed+" from worker-b") {
 		t.Errorf("spec %s, whose worker was killed, did not land from worker-b:\n%s", killed, out)
 	}
-	if !strings.Contains(out, "from worker-a") {
-		t.Errorf("nothing landed from worker-a:\n%s", out)
+	// What worker-a implemented before it died landed: the spec of its
+	// finished implement step has its commit in the checkout (below), made
+	// in that step, whose transcript is in worker-a's runs/.
+	implLog, _ := filepath.Glob(filepath.Join(doneOnA[0], "logs", "specs", "runs", "*", "*", "impl-attempt-1.log"))
+	if len(implLog) != 1 {
+		t.Fatalf("worker-a's implement transcript: %v", implLog)
+	}
+	implementedOnA := filepath.Base(filepath.Dir(filepath.Dir(implLog[0])))
+	if implementedOnA == killed || !strings.Contains(out, implementedOnA+": landed ralph/spec/"+implementedOnA) {
+		t.Errorf("spec %s, implemented on worker-a, did not land (killed %s):\n%s", implementedOnA, killed, out)
 	}
 	// Every spec landed once: one implementation commit each, its file and
 	// its done marker in the checkout.
