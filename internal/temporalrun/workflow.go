@@ -99,6 +99,9 @@ type Status struct {
 	Result   *Result
 	Error    string
 	Attempts int
+	// Restarts says, one line each, why a task started again in a new
+	// session (its worker was lost).
+	Restarts []string
 }
 
 // Progress is an attempt's heartbeat detail.
