@@ -68,9 +68,12 @@ func start(ctx context.Context, c client.Client, queue, id, workflow string, job
 	return Started{ID: id, RunID: run.GetRunID()}, nil
 }
 
-// sessionCreationActivity is the Go SDK's activity that holds a session
-// open on its worker.
-const sessionCreationActivity = "internalSessionCreationActivity"
+// The Go SDK's activities that hold a session open on its worker and
+// close it.
+const (
+	sessionCreationActivity   = "internalSessionCreationActivity"
+	sessionCompletionActivity = "internalSessionCompletionActivity"
+)
 
 // Snapshot is a workflow's state as a person sees it.
 type Snapshot struct {
@@ -92,7 +95,7 @@ func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error)
 		s.Closed = st.String()
 	}
 	for _, a := range d.GetPendingActivities() {
-		if a.GetActivityType().GetName() == sessionCreationActivity {
+		if n := a.GetActivityType().GetName(); n == sessionCreationActivity || n == sessionCompletionActivity {
 			continue // a task's session, not its work
 		}
 		var p Progress
