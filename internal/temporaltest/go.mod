@@ -2,7 +2,11 @@ module github.com/ralph-harness/ralph/internal/temporaltest
 
 go 1.26.8
 
-require go.temporal.io/server v1.31.0
+require (
+	go.temporal.io/api v1.62.8
+	go.temporal.io/sdk v1.41.1
+	go.temporal.io/server v1.31.0
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -148,9 +152,7 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.43.0 // indirect
 	go.opentelemetry.io/otel/trace v1.43.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.7.1 // indirect
-	go.temporal.io/api v1.62.8 // indirect
 	go.temporal.io/auto-scaled-workers v0.0.0-20260407181057-edd947d743d2 // indirect
-	go.temporal.io/sdk v1.41.1 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.19.0 // indirect
 	go.uber.org/fx v1.24.0 // indirect
