@@ -33,6 +33,9 @@ type RunOptions struct {
 	json             bool
 	force            bool
 	worktree         bool
+	// yieldAfter is the hidden --yield-after: return after this many
+	// iterations, leaving the task open for ralph resume (exit 13).
+	yieldAfter int
 }
 
 // AddFlags registers the run flags on cmd.
@@ -48,6 +51,11 @@ func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.iterationTimeout, "iteration-timeout", 0, "kill an iteration's agent after this long (default 30m)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 0, "kill the agent after this long without output (default 10m)")
 	f.BoolVar(&o.json, "json", false, "print progress and the outcome as JSON lines")
+	// A Temporal worker runs a task one iteration per activity: ralph run
+	// --yield-after 1, then ralph resume --yield-after 1 until the task
+	// ends. Not for people, so hidden.
+	f.IntVar(&o.yieldAfter, "yield-after", 0, "return after `N` iterations that did not end the task, leaving it open for ralph resume, with exit code 13 (yielded); the task's counts (gate-failure streak, stall detection, time spent) go on in the resume")
+	_ = f.MarkHidden("yield-after")
 }
 
 func (o *RunOptions) apply(cfg *config.Config) {
@@ -374,6 +382,7 @@ func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, 
 	if err != nil {
 		return engine.Options{}, err
 	}
+	opt.YieldAfter = o.yieldAfter
 	if len(fallbacks) > 0 {
 		opt.Fallbacks = fallbacks
 		names := []string{ag.Name()}

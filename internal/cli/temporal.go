@@ -328,7 +328,7 @@ func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cob
 	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: trimOneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
 		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run"}, args...), "--", message),
 		HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
-	started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
+	started, err := temporalrun.StartTask(ctx, c, s.TaskQueue, id, job)
 	if err != nil {
 		return err
 	}
@@ -347,7 +347,15 @@ func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cob
 // with the run's exit code. Interrupted, it leaves the workflow running.
 func followTask(ctx context.Context, g *Globals, c client.Client, id string) error {
 	f := &follower{g: g}
-	res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, "task"))
+	show := f.show(id, "task")
+	restarts := 0
+	res, err := temporalrun.Wait(ctx, c, id, time.Second, func(s temporalrun.Snapshot) {
+		// A lost worker's task starts again elsewhere: say so once.
+		for ; restarts < len(s.Restarts); restarts++ {
+			f.printf("task: restarted: %s\n", s.Restarts[restarts])
+		}
+		show(s)
+	})
 	if err != nil && ctx.Err() != nil {
 		return &ExitError{Code: 130, Err: fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id)}
 	}
@@ -646,6 +654,9 @@ func statusTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
 		fmt.Fprintln(g.Stdout, progressLine("  state", s))
 		if s.Stop != "" {
 			fmt.Fprintf(g.Stdout, "  stop requested: %s\n", s.Stop)
+		}
+		for _, r := range s.Restarts {
+			fmt.Fprintf(g.Stdout, "  restarted: %s\n", r)
 		}
 		if r := s.Result; r != nil {
 			fmt.Fprintf(g.Stdout, "  ended on %s with exit code %d; branch %s at %s; transcript %s\n", r.Worker, r.ExitCode, r.Branch, r.Commit, r.Transcript)

@@ -90,6 +90,14 @@ type Options struct {
 	Request string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// YieldAfter, when above zero, makes Run and Resume return after this
+	// many iterations of theirs that did not end the task, with Reason
+	// Yielded: the task stays open and the next Resume goes on with the
+	// next iteration, its counts (the gate-failure streak, stall
+	// detection, agent errors, the fallback in use, the time spent)
+	// where they were. A Temporal worker runs a task this way, one
+	// iteration per activity (ralph run --yield-after 1).
+	YieldAfter int
 }
 
 // Engine runs tasks in one workspace. The caller holds the workspace lock.
@@ -149,6 +157,9 @@ const (
 	AgentError         Reason = "agent-error"
 	Interrupted        Reason = "interrupted"
 	NeedsClarification Reason = "needs-clarification"
+	// Yielded does not end the task: the run returned after
+	// Options.YieldAfter iterations and ralph resume goes on with it.
+	Yielded Reason = "yielded"
 )
 
 // ExitCode is the process exit status for a reason.
@@ -174,13 +185,17 @@ func (r Reason) ExitCode() int {
 		return 10
 	case NeedsClarification:
 		return 11
+	case Yielded:
+		// 12 is ralph run --worktree's landing conflict.
+		return 13
 	case Interrupted:
 		return 130
 	}
 	return 1
 }
 
-// Reasons lists every reason in exit-code order.
+// Reasons lists every reason a task ends with, in exit-code order
+// (Yielded, which leaves the task open, is not one).
 func Reasons() []Reason {
 	return []Reason{Completed, MaxIterations, MaxDuration, MaxCost, GateFailures, Stalled, Stopped, Rejected, AgentError, NeedsClarification, Interrupted}
 }

@@ -36,9 +36,6 @@ const (
 func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	ctx = e.withProcRecording(ctx, r)
 	start := e.now()
-	if e.opt.Limits.MaxDuration > 0 {
-		r.deadline = start.Add(e.opt.Limits.MaxDuration)
-	}
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
 	// is the second, which ends the task.
@@ -54,6 +51,19 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	if h, err := tracker.Hash(ctx); err == nil {
 		det.SetBaseline(h)
 	}
+	// A run that yielded left its counts for this one.
+	if y, ok := e.takeYield(ctx, r); ok {
+		det.Restore(y.Stall)
+		r.agentErrors = y.AgentErrors
+		if r.fallback == 0 && y.Fallback <= len(e.opt.Fallbacks) {
+			r.fallback = y.Fallback
+		}
+		start = start.Add(-y.Elapsed)
+	}
+	if e.opt.Limits.MaxDuration > 0 {
+		r.deadline = start.Add(e.opt.Limits.MaxDuration)
+	}
+	ran := 0 // iterations this invocation ran
 	for {
 		if ctx.Err() != nil {
 			return e.finish(ctx, r, Interrupted, "interrupted; run `ralph resume` to continue"), nil
@@ -70,12 +80,16 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
 			return e.finish(ctx, r, Stopped, "stopped on request: "+reason), nil
 		}
+		if e.opt.YieldAfter > 0 && ran >= e.opt.YieldAfter {
+			return e.yield(ctx, r, det, e.now().Sub(start))
+		}
 		// An orchestration plan's walk: Human and Stop between steps.
 		if end, detail := e.advance(ctx, r); end != "" {
 			return e.finish(ctx, r, end, detail), nil
 		}
 
 		r.iteration++
+		ran++
 		it, err := e.iterate(ctx, r)
 		if err != nil {
 			return Outcome{}, err
@@ -102,6 +116,52 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			}
 		}
 	}
+}
+
+// yieldRecord is what a run that yielded keeps for the next: the counts
+// that span iterations and are not in the store's iteration rows.
+type yieldRecord struct {
+	Stall       stall.State `json:"stall"`
+	AgentErrors int         `json:"agent_errors,omitempty"`
+	Fallback    int         `json:"fallback,omitempty"`
+	// Elapsed is the loop time spent so far, which max-duration counts.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// yieldKey holds a task's yieldRecord between a yield and the resume.
+func yieldKey(taskID int64) string { return fmt.Sprintf("task:%d:yield", taskID) }
+
+// yield ends this invocation, not the task: it saves the counts for the
+// next resume and returns Yielded. The task stays open, as an
+// interrupted one does, but nothing was interrupted.
+func (e *Engine) yield(ctx context.Context, r *run, det *stall.Detector, elapsed time.Duration) (Outcome, error) {
+	b, err := json.Marshal(yieldRecord{Stall: det.State(), AgentErrors: r.agentErrors, Fallback: r.fallback, Elapsed: elapsed})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := e.st.SetState(ctx, yieldKey(r.taskID), string(b)); err != nil {
+		return Outcome{}, fmt.Errorf("task %d: keep its counts for the resume: %w", r.number, err)
+	}
+	detail := fmt.Sprintf("yielded after iteration %d; ralph resume goes on with iteration %d", r.iteration, r.iteration+1)
+	e.harnessEvent(r, "yield", detail, "")
+	return Outcome{Reason: Yielded, Detail: detail, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}, nil
+}
+
+// takeYield returns and forgets the counts a yield left for r's task.
+func (e *Engine) takeYield(ctx context.Context, r *run) (yieldRecord, bool) {
+	raw, ok, err := e.st.State(ctx, yieldKey(r.taskID))
+	if err != nil || !ok {
+		return yieldRecord{}, false
+	}
+	var y yieldRecord
+	if err := json.Unmarshal([]byte(raw), &y); err != nil {
+		e.log.Warn("read the counts the last run left", "task", r.number, "err", err)
+		return yieldRecord{}, false
+	}
+	if err := e.st.DeleteState(ctx, yieldKey(r.taskID)); err != nil {
+		e.log.Warn("forget the counts the last run left", "task", r.number, "err", err)
+	}
+	return y, true
 }
 
 // skipForTreeHash leaves out of the progress hash everything in .ralph/

@@ -358,3 +358,37 @@ func truncate(s string, max int) string {
 	}
 	return string(r[:max-1]) + "…"
 }
+
+// State is a Detector's counts, for a run that goes on in another process:
+// a task run one iteration per process (ralph run --yield-after) saves it
+// when a process yields and restores it in the next, so the counting goes
+// on where it was. It marshals to JSON.
+type State struct {
+	LastSig    string `json:"last_sig,omitempty"`
+	SigIters   []int  `json:"sig_iters,omitempty"`
+	LastTree   string `json:"last_tree,omitempty"`
+	TreeIters  []int  `json:"tree_iters,omitempty"`
+	LastErr    string `json:"last_err,omitempty"`
+	ErrIters   []int  `json:"err_iters,omitempty"`
+	Recent     []Call `json:"recent,omitempty"`
+	Recoveries int    `json:"recoveries,omitempty"`
+}
+
+// State returns the detector's counts.
+func (d *Detector) State() State {
+	return State{
+		LastSig: d.lastSig, SigIters: slices.Clone(d.sigIters),
+		LastTree: d.lastTree, TreeIters: slices.Clone(d.treeIters),
+		LastErr: d.lastErr, ErrIters: slices.Clone(d.errIters),
+		Recent: slices.Clone(d.recent), Recoveries: d.recoveries,
+	}
+}
+
+// Restore sets the detector's counts to s, as State returned them; the
+// thresholds stay the detector's own.
+func (d *Detector) Restore(s State) {
+	d.lastSig, d.sigIters = s.LastSig, slices.Clone(s.SigIters)
+	d.lastTree, d.treeIters = s.LastTree, slices.Clone(s.TreeIters)
+	d.lastErr, d.errIters = s.LastErr, slices.Clone(s.ErrIters)
+	d.recent, d.recoveries = slices.Clone(s.Recent), s.Recoveries
+}

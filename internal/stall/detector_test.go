@@ -195,6 +195,43 @@ func TestDetector(t *testing.T) {
 				}
 			}
 		})
+		// A run that goes on in a new process after every iteration
+		// (ralph run --yield-after 1) gets the same verdicts from a
+		// detector restored from the last one's State.
+		t.Run(tt.name+"/restored after every iteration", func(t *testing.T) {
+			var saved []byte
+			for _, s := range tt.steps() {
+				d := NewDetector(tt.cfg)
+				if saved != nil {
+					var st State
+					if err := json.Unmarshal(saved, &st); err != nil {
+						t.Fatal(err)
+					}
+					d.Restore(st)
+				}
+				v := d.Observe(s.obs)
+				if v.Kind != s.want {
+					t.Fatalf("iteration %d: verdict %v (%q), want %v", s.obs.Iteration, v.Kind, v.Reason, s.want)
+				}
+				var err error
+				if saved, err = json.Marshal(d.State()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Restore brings back the recoveries and recent calls too: a stall after
+// a restored recovery is the second.
+func TestDetectorStateKeepsRecoveries(t *testing.T) {
+	d := NewDetector(DefaultConfig())
+	d.Observe(Observation{Iteration: 1, Calls: []Call{shell("ls")}, TreeHash: "t"})
+	d.NoteRecovery()
+	r := NewDetector(DefaultConfig())
+	r.Restore(d.State())
+	if r.Recoveries() != 1 || len(r.RecentCalls()) != 1 || r.RecentCalls()[0].Name != "shell" {
+		t.Errorf("restored: %d recoveries, recent calls %+v", r.Recoveries(), r.RecentCalls())
 	}
 }
 

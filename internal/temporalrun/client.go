@@ -26,6 +26,16 @@ type Started struct {
 // duplicates work. A workflow whose run failed (a non-zero exit, an
 // error, a cancel or a termination) is started again.
 func Start(ctx context.Context, c client.Client, queue, id string, job Job) (Started, error) {
+	return start(ctx, c, queue, id, WorkflowName, job)
+}
+
+// StartTask is Start for a ralph run --temporal task: workflow ralph.Task
+// (TaskWorkflow), one activity per iteration in a session.
+func StartTask(ctx context.Context, c client.Client, queue, id string, job Job) (Started, error) {
+	return start(ctx, c, queue, id, TaskWorkflowName, job)
+}
+
+func start(ctx context.Context, c client.Client, queue, id, workflow string, job Job) (Started, error) {
 	if d, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
 		info := d.GetWorkflowExecutionInfo()
 		runID := info.GetExecution().GetRunId()
@@ -45,7 +55,7 @@ func Start(ctx context.Context, c client.Client, queue, id string, job Job) (Sta
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, job)
+	}, workflow, job)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		// Another submitter started it a moment ago.
@@ -57,6 +67,13 @@ func Start(ctx context.Context, c client.Client, queue, id string, job Job) (Sta
 	}
 	return Started{ID: id, RunID: run.GetRunID()}, nil
 }
+
+// The Go SDK's activities that hold a session open on its worker and
+// close it.
+const (
+	sessionCreationActivity   = "internalSessionCreationActivity"
+	sessionCompletionActivity = "internalSessionCompletionActivity"
+)
 
 // Snapshot is a workflow's state as a person sees it.
 type Snapshot struct {
@@ -78,11 +95,20 @@ func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error)
 		s.Closed = st.String()
 	}
 	for _, a := range d.GetPendingActivities() {
+		if n := a.GetActivityType().GetName(); n == sessionCreationActivity || n == sessionCompletionActivity {
+			continue // a task's session, not its work
+		}
 		var p Progress
 		if hd := a.GetHeartbeatDetails(); hd != nil && len(hd.GetPayloads()) > 0 {
 			_ = converter.GetDefaultDataConverter().FromPayloads(hd, &p)
 		}
-		p.Attempt = a.GetAttempt()
+		switch a.GetActivityType().GetName() {
+		case TaskPrepareActivity, TaskIterationActivity, TaskFinishActivity:
+			// A task's activities heartbeat their attempt (the session);
+			// before the first heartbeat it is the workflow's.
+		default:
+			p.Attempt = a.GetAttempt()
+		}
 		if p.Worker == "" {
 			p.Worker = a.GetLastWorkerIdentity()
 		}
@@ -94,6 +120,9 @@ func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error)
 	}
 	if err := q.Get(&s.Status); err != nil {
 		return s, fmt.Errorf("query workflow %s: %w", id, err)
+	}
+	if s.Running != nil && s.Running.Attempt == 0 {
+		s.Running.Attempt = int32(s.Attempts)
 	}
 	return s, nil
 }

@@ -11,15 +11,19 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Register adds the workflow and r's activity to w.
+// Register adds the workflows and r's activities to w.
 func Register(w worker.Registry, r *Runner) {
 	w.RegisterWorkflowWithOptions(JobWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(r.RunJob, activity.RegisterOptions{Name: ActivityName})
 	w.RegisterActivityWithOptions(r.SpecStep, activity.RegisterOptions{Name: StepActivityName})
+	w.RegisterWorkflowWithOptions(TaskWorkflow, workflow.RegisterOptions{Name: TaskWorkflowName})
+	w.RegisterActivityWithOptions(r.TaskPrepare, activity.RegisterOptions{Name: TaskPrepareActivity})
+	w.RegisterActivityWithOptions(r.TaskIteration, activity.RegisterOptions{Name: TaskIterationActivity})
+	w.RegisterActivityWithOptions(r.TaskFinish, activity.RegisterOptions{Name: TaskFinishActivity})
 }
 
 // Serve runs a worker on queue until ctx ends, at most concurrency
-// attempts at once (0: 4).
+// attempts (and concurrency task sessions) at once (0: 4).
 func Serve(ctx context.Context, r *Runner, queue string, concurrency int) error {
 	if concurrency <= 0 {
 		concurrency = 4
@@ -34,6 +38,10 @@ func Serve(ctx context.Context, r *Runner, queue string, concurrency int) error 
 		// within two seconds rather than at 80% of the timeout.
 		MaxHeartbeatThrottleInterval:     2 * time.Second,
 		DefaultHeartbeatThrottleInterval: 2 * time.Second,
+		// A task runs in a session: its iterations share its worktree,
+		// so they run on the worker that prepared it.
+		EnableSessionWorker:               true,
+		MaxConcurrentSessionExecutionSize: concurrency,
 	})
 	Register(w, r)
 	if err := w.Start(); err != nil {

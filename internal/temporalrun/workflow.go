@@ -113,6 +113,9 @@ type Status struct {
 	Attempts int
 	// Spec is a spec workflow's own state; nil for a task.
 	Spec *SpecStatus `json:",omitempty"`
+	// Restarts says, one line each, why a task started again in a new
+	// session (its worker was lost).
+	Restarts []string
 }
 
 // Progress is an attempt's heartbeat detail.
