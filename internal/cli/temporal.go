@@ -367,9 +367,11 @@ func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cob
 	if err != nil {
 		return err
 	}
+	// The worker's ralph runs the task there (--local), whatever
+	// ralph.toml in the repository says about Temporal.
 	id := "ralph-task-" + newID()
 	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: trimOneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
-		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run"}, args...), "--", message),
+		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run", "--local"}, args...), "--", message),
 		HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
 	started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
 	if err != nil {
@@ -561,7 +563,7 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 		id := specWorkflowID(url, sp)
 		job := temporalrun.Job{Kind: temporalrun.KindSpec, Name: sp.ID, Remote: url, BaseRef: ref, Base: base,
 			Branch:           "ralph/spec/" + sp.ID,
-			Args:             append(append([]string{"specs", "run", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
+			Args:             append(append([]string{"specs", "run", "--local", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
 			HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
 		started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
 		if err != nil {
