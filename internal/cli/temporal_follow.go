@@ -220,14 +220,15 @@ type shown struct {
 	s   temporalrun.Snapshot
 }
 
-// describeAll describes recs; with all false, only the latest submission
-// and whatever else still runs. Workflows the cluster does not know are
-// reported on stderr and left out.
-func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submitted, all bool) ([]shown, error) {
+// describeAll describes recs: with runningOnly, the ones that run;
+// otherwise the latest submission and whatever else still runs.
+// Workflows that cannot be read are reported on stderr and left out.
+func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submitted, runningOnly bool) ([]shown, error) {
 	var out []shown
+	failed := 0
 	for i, r := range recs {
 		latest := i == 0 || r.Batch == recs[0].Batch
-		if !all && !latest {
+		if runningOnly || !latest {
 			d, err := c.DescribeWorkflowExecution(ctx, r.ID, "")
 			if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 				continue
@@ -238,12 +239,13 @@ func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submit
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
+			failed++
 			fmt.Fprintf(g.Stderr, "ralph: workflow %s: %v\n", r.ID, err)
 			continue
 		}
 		out = append(out, shown{r, s})
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && failed > 0 {
 		return nil, &ExitError{Code: 1, Err: errors.New("none of this workspace's workflows could be read")}
 	}
 	return out, nil
@@ -291,6 +293,7 @@ func waiting(ctx context.Context, g *Globals, c client.Client, recs []submitted)
 	if err != nil {
 		return nil, err
 	}
+	// A workflow that ended between the two looks is not waiting.
 	return slices.DeleteFunc(list, func(x shown) bool { return !running(x.s) }), nil
 }
 

@@ -87,3 +87,53 @@ func TestConfigAddressAloneFollowsTheWorkflows(t *testing.T) {
 		t.Errorf("ralph status --local shows the workflows (%v):\n%s", err, out)
 	}
 }
+
+// The spec workflows ralph specs run submits through ralph.toml's
+// address are recorded too: ralph pending, approve and status find the
+// spec's <Human> request and workflow with no flag.
+func TestConfigAddressAloneFollowsSpecWorkflows(t *testing.T) {
+	c := newCluster(t)
+	worker(t, c, "worker-a", 1)
+	files := map[string]string{
+		"specs/0001-a.md": specFiles["specs/0001-a.md"],
+		"specs/plans/0001-a.md": `<Plan name="a">
+  <Human message="Write out/0001-a.txt?" timeout="120s" />
+  <Step name="write">Write out/0001-a.txt.</Step>
+</Plan>
+`,
+		"ralph.toml": fmt.Sprintf("[temporal]\naddress = %q\nnamespace = %q\n", c.addr, c.ns),
+	}
+	for _, f := range []string{"tools/impl.sh", "planner.json", "implementer.json", "verifier.json"} {
+		files[f] = specFiles[f]
+	}
+	work := repo(t, files)
+	sub := start(t, work, "specs", "run", "--agent", "script", "--max-attempts", "1",
+		"--planner-script", "planner.json", "--implementer-script", "implementer.json", "--verifier-script", "verifier.json")
+	var id string
+	eventually(t, 60*time.Second, "the spec's workflow to start", func() bool {
+		m := specWorkflowRE.FindStringSubmatch(sub.Output())
+		if m != nil {
+			id = m[1]
+		}
+		return m != nil
+	})
+	eventually(t, 90*time.Second, "ralph pending to list the spec's <Human> request", func() bool {
+		out, _ := runQuiet(work, ralphBin, "pending")
+		return strings.Contains(out, "Write out/0001-a.txt?")
+	})
+	if st := run(t, work, ralphBin, "status"); !strings.Contains(st, "workflow "+id+" (spec 0001-a)") || !strings.Contains(st, "waiting for a human") {
+		t.Errorf("ralph status while the spec waits:\n%s", st)
+	}
+	if ans := run(t, work, ralphBin, "approve", "1"); !strings.Contains(ans, "approved request 1 of workflow "+id) {
+		t.Errorf("ralph approve said:\n%s", ans)
+	}
+	if code := sub.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("ralph specs run exit %d:\n%s", code, sub.Output())
+	}
+	if out := sub.Output(); !strings.Contains(out, "0001-a: landed ralph/spec/0001-a from worker-a") {
+		t.Errorf("the spec did not land:\n%s", out)
+	}
+	if st := run(t, work, ralphBin, "status"); !strings.Contains(st, "ended on worker-a with exit code 0") {
+		t.Errorf("ralph status after the spec:\n%s", st)
+	}
+}
