@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -308,5 +310,43 @@ func TestRemoteStreamFollowsTheWorkflows(t *testing.T) {
 	})
 	if m := next("the answered request"); m["pending"] != float64(1) {
 		t.Errorf("state after a change = %v", m)
+	}
+}
+
+// In a browser, the Approve button of a workflow's request and a
+// workflow's Stop button send the answer and the stop to that workflow,
+// and the page follows the change live, without a reload.
+func TestBrowserRemoteApproveAndStop(t *testing.T) {
+	fr := newRemote()
+	f := newFixture(t, fixtureOpt{temporal: fr})
+	// The browser closes first (cleanups run last first): the server's
+	// Close waits for its event stream.
+	ctx := browser(t, 1200, 1000)
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.http.URL+"/?token="+testToken)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "both workflows' requests", `document.querySelectorAll("#pending .request").length === 2`, 10*time.Second)
+	waitFor(t, ctx, "the live stream", `document.getElementById("live").classList.contains("on")`, 10*time.Second)
+	eval[bool](t, ctx, `window.__noReload = true`)
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] select[name=response]`), "google"),
+		chromedp.Click(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] button.approve`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the spec's request to go", `document.querySelectorAll("#pending .request").length === 1 && document.getElementById("pending").innerText.includes("Deploy to prod?")`, 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#overview form.stop[data-workflow="ralph-task-aaa"] button`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the stop request on the overview", `document.getElementById("overview").innerText.includes("stop requested: stopped from the dashboard")`, 10*time.Second)
+	if !eval[bool](t, ctx, `window.__noReload === true`) {
+		t.Error("the page reloaded")
+	}
+	answers, stops := fr.calls()
+	if want := []string{"ralph-spec-bbb-login 1 approved google"}; !slices.Equal(answers, want) {
+		t.Errorf("answers sent = %q, want %q", answers, want)
+	}
+	if want := []string{"ralph-task-aaa stopped from the dashboard"}; !slices.Equal(stops, want) {
+		t.Errorf("stops sent = %q, want %q", stops, want)
 	}
 }
