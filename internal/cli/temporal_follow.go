@@ -413,7 +413,9 @@ type temporalRemote struct {
 	// recs lists the workflows to show, newest first.
 	recs func(ctx context.Context) ([]submitted, error)
 	mu   sync.Mutex
-	// ended keeps the workflows that ended: they no longer change.
+	// ended keeps the workflows that ended: they no longer change until
+	// a submission starts one with the same id again (a spec rerun),
+	// which records it anew; so the key is the id and the record's time.
 	ended map[string]temporalrun.Snapshot
 }
 
@@ -426,15 +428,22 @@ func (r *temporalRemote) snapshots(ctx context.Context) ([]shown, error) {
 		return nil, err
 	}
 	var out []shown
+	var firstErr error
+	failed := 0
 	for _, rec := range recs {
+		key := rec.ID + "@" + rec.At.String()
 		r.mu.Lock()
-		s, ok := r.ended[rec.ID]
+		s, ok := r.ended[key]
 		r.mu.Unlock()
 		if !ok {
 			s, err = describeRun(ctx, r.c, rec)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
+				}
+				failed++
+				if firstErr == nil {
+					firstErr = err
 				}
 				s = temporalrun.Snapshot{Status: temporalrun.Status{Job: temporalrun.Job{Kind: rec.Kind, Name: rec.Name}, Error: err.Error()},
 					Closed: "WORKFLOW_EXECUTION_STATUS_UNSPECIFIED"}
@@ -443,11 +452,14 @@ func (r *temporalRemote) snapshots(ctx context.Context) ([]shown, error) {
 				if r.ended == nil {
 					r.ended = map[string]temporalrun.Snapshot{}
 				}
-				r.ended[rec.ID] = s
+				r.ended[key] = s
 				r.mu.Unlock()
 			}
 		}
 		out = append(out, shown{rec, s})
+	}
+	if failed > 0 && failed == len(recs) {
+		return nil, firstErr // the cluster is away, most likely
 	}
 	return out, nil
 }
