@@ -204,8 +204,8 @@ func wrapTemporal(g *Globals, cmd *cobra.Command, mode temporalMode, fn func(con
 				fmt.Fprintf(g.Stderr, "ralph: submitting to Temporal at %s ([temporal] address in ralph.toml); --local runs it here\n", cfg.Temporal.Address)
 				return fn(ctx, t, cmd, args)
 			}
-			if !followsWorkflows(ctx, ws, mode) {
-				fmt.Fprintln(g.Stderr, "ralph: no Temporal-backed run from this workspace ([temporal] address in ralph.toml): using the local store")
+			if ok, why := followsWorkflows(ctx, ws, mode); !ok {
+				fmt.Fprintln(g.Stderr, "ralph: "+why)
 				return local(cmd, args)
 			}
 			return fn(ctx, t, cmd, args)

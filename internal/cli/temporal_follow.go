@@ -119,14 +119,16 @@ func recordedWorkflows(ctx context.Context, ws *workspace.Workspace) ([]submitte
 	return readRecords(ctx, st)
 }
 
-// followsWorkflows says whether this workspace submitted the workflows a
-// command in mode follows.
-func followsWorkflows(ctx context.Context, ws *workspace.Workspace, mode temporalMode) bool {
+// followsWorkflows says whether a command in mode, with ralph.toml's
+// address and no flag, follows this workspace's workflows; when not, why
+// (a line for stderr). It does when the workspace submitted some and has
+// not run a task here (--local) since.
+func followsWorkflows(ctx context.Context, ws *workspace.Workspace, mode temporalMode) (bool, string) {
 	recs, err := recordedWorkflows(ctx, ws)
 	if err != nil {
-		return false
+		return false, fmt.Sprintf("the workflows recorded here cannot be read (%v): using the local store", err)
 	}
-	return slices.ContainsFunc(recs, func(r submitted) bool {
+	i := slices.IndexFunc(recs, func(r submitted) bool {
 		switch mode {
 		case modeFollowTask:
 			return r.Kind == temporalrun.KindTask
@@ -135,6 +137,26 @@ func followsWorkflows(ctx context.Context, ws *workspace.Workspace, mode tempora
 		}
 		return true
 	})
+	if i < 0 {
+		return false, "no Temporal-backed run from this workspace ([temporal] address in ralph.toml): using the local store"
+	}
+	if t, err := latestLocalTask(ctx, ws); err == nil && !recs[i].At.IsZero() && t.StartedAt.After(recs[i].At) {
+		return false, fmt.Sprintf("task %d ran here (--local) after this workspace's last Temporal workflow: using the local store (--workflow ID follows a workflow)", t.Number)
+	}
+	return true, ""
+}
+
+// latestLocalTask is the last task run in this checkout.
+func latestLocalTask(ctx context.Context, ws *workspace.Workspace) (store.Task, error) {
+	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
+		return store.Task{}, store.ErrNoTask
+	}
+	st, err := store.Open(ctx, ws.Path(workspace.Database))
+	if err != nil {
+		return store.Task{}, err
+	}
+	defer st.Close()
+	return st.LatestTask(ctx)
 }
 
 // targets are the workflows a following command acts on: --workflow's,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/serve"
@@ -38,7 +39,7 @@ func TestRecordWorkflows(t *testing.T) {
 	if recs, err := recordedWorkflows(ctx, ws); err != nil || len(recs) != 0 {
 		t.Fatalf("a workspace without a store records %v, %v", recs, err)
 	}
-	if followsWorkflows(ctx, ws, modeFollow) {
+	if ok, _ := followsWorkflows(ctx, ws, modeFollow); ok {
 		t.Error("a fresh workspace follows workflows")
 	}
 	// What an older ralph left: the task's id alone.
@@ -85,9 +86,21 @@ func TestRecordWorkflows(t *testing.T) {
 	}
 	st.Close()
 	for mode, want := range map[temporalMode]bool{modeFollow: true, modeFollowTask: true, modeFollowSpecs: true} {
-		if followsWorkflows(ctx, ws, mode) != want {
+		if ok, _ := followsWorkflows(ctx, ws, mode); ok != want {
 			t.Errorf("followsWorkflows(%d) = %v", mode, !want)
 		}
+	}
+	// A task run here since: the local store is the newer run.
+	st, err = openStore(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTask(ctx, 7, "a local task", "feature", "script"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if ok, why := followsWorkflows(ctx, ws, modeFollow); ok || !strings.Contains(why, "task 7 ran here (--local) after") {
+		t.Errorf("after a local task: follows %v (%s)", ok, why)
 	}
 	for i := range maxRecorded + 5 {
 		if err := recordWorkflows(ctx, ws, submitted{ID: fmt.Sprintf("ralph-task-%d", 100+i), Kind: temporalrun.KindTask}); err != nil {

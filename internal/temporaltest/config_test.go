@@ -86,6 +86,20 @@ func TestConfigAddressAloneFollowsTheWorkflows(t *testing.T) {
 	if out, err := runQuiet(work, ralphBin, "status", "--local"); strings.Contains(out, "workflow ralph-task-") {
 		t.Errorf("ralph status --local shows the workflows (%v):\n%s", err, out)
 	}
+	// A task run here since is the newer run: status follows it, and
+	// says why.
+	local := start(t, work, "run", "--local", "--agent", "script", "--script", "slow.json", "--max-iterations", "1", "one here")
+	if code := local.wait(t, 60*time.Second); code != 3 {
+		t.Fatalf("ralph run --local exit %d, want 3 (max-iterations):\n%s", code, local.Output())
+	}
+	if out := local.Output(); strings.Contains(out, "Temporal") || strings.Contains(out, "workflow") {
+		t.Errorf("ralph run --local went to Temporal:\n%s", out)
+	}
+	out, _ = runQuiet(work, ralphBin, "status")
+	if !strings.Contains(out, "task 1 ran here (--local) after this workspace's last Temporal workflow: using the local store") ||
+		!strings.Contains(out, "one here") || strings.Contains(out, "workflow ralph-task-") {
+		t.Errorf("ralph status after a local task:\n%s", out)
+	}
 }
 
 // The spec workflows ralph specs run submits through ralph.toml's
