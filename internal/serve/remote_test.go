@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -328,6 +329,7 @@ func TestBrowserRemoteApproveAndStop(t *testing.T) {
 	waitFor(t, ctx, "both workflows' requests", `document.querySelectorAll("#pending .request").length === 2`, 10*time.Second)
 	waitFor(t, ctx, "the live stream", `document.getElementById("live").classList.contains("on")`, 10*time.Second)
 	eval[bool](t, ctx, `window.__noReload = true`)
+	screenshot(t, ctx, shotDir(t), "dashboard-temporal.png")
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] select[name=response]`), "google"),
 		chromedp.Click(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] button.approve`)),
@@ -349,4 +351,13 @@ func TestBrowserRemoteApproveAndStop(t *testing.T) {
 	if want := []string{"ralph-task-aaa stopped from the dashboard"}; !slices.Equal(stops, want) {
 		t.Errorf("stops sent = %q, want %q", stops, want)
 	}
+}
+
+// shotDir is where screenshots go: RALPH_SCREENSHOT_DIR, else a
+// temporary folder.
+func shotDir(t *testing.T) string {
+	if d := os.Getenv("RALPH_SCREENSHOT_DIR"); d != "" {
+		return d
+	}
+	return t.TempDir()
 }
