@@ -35,11 +35,28 @@ type temporalFlags struct {
 	address, namespace, queue, workflow, remote string
 	heartbeat                                   time.Duration
 	maxAttempts                                 int
+	// local runs the command here although ralph.toml names a cluster.
+	local bool
 }
+
+// What a command does with Temporal: submit work to it, or follow the
+// workflows this workspace submitted (any of them, the task or the specs).
+type temporalMode int
+
+const (
+	modeSubmit temporalMode = iota
+	modeFollow
+	modeFollowTask
+	modeFollowSpecs
+)
+
+// dialTimeout bounds connecting to the cluster, so an address that does
+// not answer fails in seconds.
+const dialTimeout = 5 * time.Second
 
 // flags a Temporal-backed command handles itself and does not pass on to
 // the ralph run on the worker.
-var temporalOwnFlags = map[string]bool{"temporal": true, "namespace": true, "task-queue": true,
+var temporalOwnFlags = map[string]bool{"temporal": true, "local": true, "namespace": true, "task-queue": true,
 	"workflow": true, "remote": true, "heartbeat-timeout": true, "attempts": true, "dir": true, "verbose": true, "json": true}
 
 // pathFlags hold file paths, made relative to the repository root for the
@@ -48,6 +65,13 @@ var pathFlags = map[string]bool{"script": true, "planner-script": true, "impleme
 
 func (t *temporalFlags) add(cmd *cobra.Command, submit bool) {
 	f := cmd.Flags()
+	if cmd.Name() != "worker" {
+		what := "follow this checkout's own runs"
+		if submit {
+			what = "run here"
+		}
+		f.BoolVar(&t.local, "local", false, what+" even when ralph.toml sets [temporal] address")
+	}
 	f.StringVar(&t.address, "temporal", "", "run against the Temporal cluster at `HOST:PORT` (default [temporal] address in ralph.toml)")
 	f.StringVar(&t.namespace, "namespace", "", "Temporal `NS` (default [temporal] namespace, else default)")
 	f.StringVar(&t.queue, "task-queue", "", "Temporal task `QUEUE` (default [temporal] task_queue, else ralph)")
@@ -60,18 +84,33 @@ func (t *temporalFlags) add(cmd *cobra.Command, submit bool) {
 	}
 }
 
-// on says whether the command was pointed at Temporal.
+// on says whether the flags point the command at a cluster.
 func (t *temporalFlags) on(cfg config.Config) bool {
 	return t.address != "" || (t.workflow != "" && cfg.Temporal.Address != "")
 }
 
+// dial connects to the cluster within dialTimeout; the error names the
+// address and where it came from.
 func (t *temporalFlags) dial(ctx context.Context, g *Globals, cfg config.Config) (client.Client, temporalrun.Settings, error) {
 	s := temporalrun.FromConfig(cfg.Temporal, t.address, t.namespace, t.queue)
-	c, err := temporalrun.Dial(ctx, s, g.Logger)
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := temporalrun.Dial(dctx, s, g.Logger)
+	if errors.Is(err, temporalrun.ErrNoAddress) {
+		return nil, s, usageError(err)
+	}
 	if err != nil {
-		return nil, s, &ExitError{Code: 1, Err: err}
+		return nil, s, &ExitError{Code: 1, Err: fmt.Errorf("%s: %w", t.addressSource(), err)}
 	}
 	return c, s, nil
+}
+
+// addressSource says where the cluster's address came from.
+func (t *temporalFlags) addressSource() string {
+	if t.address != "" {
+		return "--temporal " + t.address
+	}
+	return "[temporal] address in ralph.toml"
 }
 
 // addTemporal gives ralph's commands their --temporal mode.
@@ -79,22 +118,23 @@ func addTemporal(g *Globals, root *cobra.Command) {
 	for _, cmd := range root.Commands() {
 		switch cmd.Name() {
 		case "run":
-			wrapTemporal(g, cmd, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeSubmit, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				return runTaskTemporal(ctx, g, t, cmd, args[0])
 			})
 		case "resume":
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeFollowTask, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
 					fmt.Fprintf(g.Stdout, "following workflow %s\n", id)
 					return followTask(ctx, g, c, id)
 				})
 			})
 		case "status":
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
-				return statusTemporal(ctx, g, t)
+			wrapTemporal(g, cmd, modeFollow, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+				asJSON, _ := cmd.Flags().GetBool("json")
+				return statusTemporal(ctx, g, t, asJSON)
 			})
 		case "pending":
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeFollow, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				return pendingTemporal(ctx, g, t)
 			})
 		case "approve", "reject":
@@ -102,33 +142,31 @@ func addTemporal(g *Globals, root *cobra.Command) {
 			if cmd.Name() == "reject" {
 				status = store.HumanRejected
 			}
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeFollow, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				resp, _ := cmd.Flags().GetString("response")
 				return answerTemporal(ctx, g, t, args[0], status, resp)
 			})
 		case "stop":
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeFollow, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				reason, _ := cmd.Flags().GetString("reason")
 				return stopTemporal(ctx, g, t, reason)
 			})
 		case "serve":
-			wrapTemporal(g, cmd, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+			wrapTemporal(g, cmd, modeFollow, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 				var o ServeOptions
 				o.Addr, _ = cmd.Flags().GetString("addr")
 				o.TokenFile, _ = cmd.Flags().GetString("token-file")
-				return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
-					return runServe(ctx, g, o, temporalRemote{c: c, id: id})
-				})
+				return serveTemporal(ctx, g, t, o)
 			})
 		case "specs":
 			for _, sub := range cmd.Commands() {
 				switch sub.Name() {
 				case "run":
-					wrapTemporal(g, sub, true, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+					wrapTemporal(g, sub, modeSubmit, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 						return runSpecsTemporal(ctx, g, t, cmd, args)
 					})
 				case "status":
-					t := wrapTemporal(g, sub, false, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
+					t := wrapTemporal(g, sub, modeFollowSpecs, func(ctx context.Context, t *temporalFlags, cmd *cobra.Command, args []string) error {
 						return specsStatusTemporal(ctx, g, t, args)
 					})
 					sub.Flags().StringVar(&t.remote, "remote", "origin", "git remote `NAME` (or URL) the specs' workflows use")
@@ -140,22 +178,46 @@ func addTemporal(g *Globals, root *cobra.Command) {
 	root.AddCommand(newWorkerCommand(g))
 }
 
-func wrapTemporal(g *Globals, cmd *cobra.Command, submit bool, fn func(context.Context, *temporalFlags, *cobra.Command, []string) error) *temporalFlags {
+// wrapTemporal gives cmd its Temporal mode: with --temporal or
+// --workflow, or with [temporal] address in ralph.toml (unless --local),
+// fn runs instead of the command's local RunE. Following, ralph.toml's
+// address alone switches only when this workspace submitted workflows;
+// otherwise the command says so and uses the local store.
+func wrapTemporal(g *Globals, cmd *cobra.Command, mode temporalMode, fn func(context.Context, *temporalFlags, *cobra.Command, []string) error) *temporalFlags {
 	t := &temporalFlags{}
-	t.add(cmd, submit)
+	t.add(cmd, mode == modeSubmit)
 	local := cmd.RunE
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if t.address == "" && t.workflow == "" {
+		ctx := cmd.Context()
+		if t.local {
+			if t.address != "" || t.workflow != "" {
+				return usageError(errors.New("--local runs here: it does not go with --temporal or --workflow"))
+			}
 			return local(cmd, args)
 		}
-		_, cfg, err := openWorkspace(cmd.Context(), g)
+		if t.address == "" && t.workflow == "" {
+			ws, cfg, err := openWorkspace(ctx, g)
+			if err != nil || cfg.Temporal.Address == "" {
+				return local(cmd, args)
+			}
+			if mode == modeSubmit {
+				fmt.Fprintf(g.Stderr, "ralph: submitting to Temporal at %s ([temporal] address in ralph.toml); --local runs it here\n", cfg.Temporal.Address)
+				return fn(ctx, t, cmd, args)
+			}
+			if ok, why := followsWorkflows(ctx, ws, mode); !ok {
+				fmt.Fprintln(g.Stderr, "ralph: "+why)
+				return local(cmd, args)
+			}
+			return fn(ctx, t, cmd, args)
+		}
+		_, cfg, err := openWorkspace(ctx, g)
 		if err != nil {
 			return err
 		}
 		if !t.on(cfg) {
 			return usageError(temporalrun.ErrNoAddress)
 		}
-		return fn(cmd.Context(), t, cmd, args)
+		return fn(ctx, t, cmd, args)
 	}
 	return t
 }
@@ -324,22 +386,25 @@ func runTaskTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *cob
 	if err != nil {
 		return err
 	}
+	// The worker's ralph runs the task there (--local), whatever
+	// ralph.toml in the repository says about Temporal.
 	id := "ralph-task-" + newID()
 	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: trimOneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
-		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run"}, args...), "--", message),
+		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run", "--local"}, args...), "--", message),
 		HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts}
 	started, err := temporalrun.StartTask(ctx, c, s.TaskQueue, id, job)
 	if err != nil {
 		return err
 	}
-	if err := ws.Init(); err == nil {
-		if st, err := openStore(ctx, ws); err == nil {
-			_ = st.SetState(ctx, keyTemporalWorkflow, id)
-			st.Close()
-		}
+	if err := recordWorkflows(ctx, ws, submitted{ID: id, Kind: job.Kind, Name: job.Name, Batch: id}); err != nil {
+		fmt.Fprintf(g.Stderr, "ralph: could not record workflow %s here (%v): name it with --workflow\n", id, err)
 	}
 	fmt.Fprintf(g.Stdout, "started workflow %s on %s/%s (branch %s)\n", started.ID, s.Namespace, s.TaskQueue, job.Branch)
-	fmt.Fprintf(g.Stdout, "answer a human with: ralph approve --temporal %s --workflow %s ID\n", s.Address, id)
+	if t.address != "" {
+		fmt.Fprintf(g.Stdout, "answer a human with: ralph approve --temporal %s --workflow %s ID\n", s.Address, id)
+	} else {
+		fmt.Fprintln(g.Stdout, "answer a human with: ralph approve ID (ralph pending lists them)")
+	}
 	return followTask(ctx, g, c, id)
 }
 
@@ -524,16 +589,22 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 		err error
 	}
 	results := make(chan outcome, len(specs))
+	batch := newID()
 	for _, sp := range specs {
 		id := specWorkflowID(url, sp)
 		job := temporalrun.Job{Kind: temporalrun.KindSpec, Name: sp.ID, Remote: url, BaseRef: ref, Base: base,
 			Branch:           "ralph/spec/" + sp.ID,
-			Args:             append(append([]string{"specs", "run", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
+			Args:             append(append([]string{"specs", "run", "--local", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
 			HeartbeatTimeout: t.heartbeat, MaxAttempts: t.maxAttempts,
 			StepAttempts: stepAttempts, Backoff: cfg.Specs.Backoff.Duration}
 		started, err := temporalrun.Start(ctx, c, s.TaskQueue, id, job)
 		if err != nil {
 			return err
+		}
+		// Recorded as it starts, so status, approve and stop follow it
+		// while this command waits.
+		if err := recordWorkflows(ctx, ws, submitted{ID: id, Kind: job.Kind, Name: job.Name, Batch: batch}); err != nil {
+			f.printf("ralph: could not record workflow %s here (%v): name it with --workflow\n", id, err)
 		}
 		verb := "started"
 		if started.Attached {
@@ -644,72 +715,6 @@ func withWorkflow(ctx context.Context, g *Globals, t *temporalFlags, fn func(c c
 	return fn(c, id)
 }
 
-func statusTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
-	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
-		s, err := temporalrun.Describe(ctx, c, id)
-		if err != nil {
-			return &ExitError{Code: 1, Err: err}
-		}
-		fmt.Fprintf(g.Stdout, "workflow %s (%s %s)\n", id, s.Job.Kind, s.Job.Name)
-		fmt.Fprintln(g.Stdout, progressLine("  state", s))
-		if s.Stop != "" {
-			fmt.Fprintf(g.Stdout, "  stop requested: %s\n", s.Stop)
-		}
-		for _, r := range s.Restarts {
-			fmt.Fprintf(g.Stdout, "  restarted: %s\n", r)
-		}
-		if r := s.Result; r != nil {
-			fmt.Fprintf(g.Stdout, "  ended on %s with exit code %d; branch %s at %s; transcript %s\n", r.Worker, r.ExitCode, r.Branch, r.Commit, r.Transcript)
-		}
-		if s.Error != "" {
-			fmt.Fprintf(g.Stdout, "  error: %s\n", s.Error)
-		}
-		return nil
-	})
-}
-
-func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
-	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
-		s, err := temporalrun.Describe(ctx, c, id)
-		if err != nil {
-			return &ExitError{Code: 1, Err: err}
-		}
-		if len(s.Pending.Requests) == 0 {
-			fmt.Fprintln(g.Stdout, "no pending requests")
-			return nil
-		}
-		for _, r := range s.Pending.Requests {
-			fmt.Fprintf(g.Stdout, "%d\t%s\t%s\n", r.ID, r.Type, trimOneLine(r.Prompt, 100))
-		}
-		return nil
-	})
-}
-
-func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, status, response string) error {
-	var reqID int64
-	if _, err := fmt.Sscan(strings.TrimPrefix(arg, "#"), &reqID); err != nil || reqID <= 0 {
-		return usageError(fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
-	}
-	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
-		r, err := temporalrun.SendAnswer(ctx, c, id, reqID, status, response)
-		if err != nil {
-			return &ExitError{Code: 1, Err: err}
-		}
-		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, trimOneLine(r.Prompt, 100))
-		return nil
-	})
-}
-
-func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason string) error {
-	return withWorkflow(ctx, g, t, func(c client.Client, id string) error {
-		if err := temporalrun.Stop(ctx, c, id, reason); err != nil {
-			return &ExitError{Code: 1, Err: err}
-		}
-		fmt.Fprintf(g.Stdout, "stop requested; workflow %s stops after its current iteration\n", id)
-		return nil
-	})
-}
-
 func newWorkerCommand(g *Globals) *cobra.Command {
 	var t temporalFlags
 	var concurrency int
@@ -724,9 +729,12 @@ remote the submitter named into its cache, checks out the spec's branch
 ralph/spec/<id> at the commit the previous step pushed in a fresh worktree,
 runs that one step, pushes the branch back, moves the step's store and logs
 (its transcript) to the cache's runs/<workflow>/<n>-<step>/ and removes the
-worktree. A task's attempt runs the whole ralph run in a worktree on its
-branch. Activities heartbeat every second with the iteration and event
-count; when the worker dies, Temporal retries them on another worker.`,
+worktree. A task holds a session on one worker (its iterations share the
+worktree's .ralph/ state) and runs each iteration as one activity on its
+branch ralph/task/<id>; its transcript ends in runs/<workflow>/. Activities
+heartbeat every second with the iteration and event count; when the worker
+dies, Temporal retries a spec's step on another worker from the same
+commit, and starts a task again there from its base commit.`,
 		Example: `  ralph worker --temporal localhost:7233
   ralph worker --temporal localhost:7233 --task-queue ralph --concurrency 2`,
 		Args: cobra.NoArgs,
@@ -772,74 +780,4 @@ count; when the worker dies, Temporal retries them on another worker.`,
 	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
 	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep spec steps' transcripts under the cache's runs/ this `LONG`; older ones, and worktrees a killed worker left, are pruned at start and hourly (0 keeps them for ever)")
 	return cmd
-}
-
-// temporalRemote serves a workflow's status and <Human> requests on the
-// dashboard's API, through the same query and signal as ralph status and
-// ralph approve --temporal.
-type temporalRemote struct {
-	c  client.Client
-	id string
-}
-
-// temporalStatus is GET /api/status for a workflow.
-type temporalStatus struct {
-	Workflow string               `json:"workflow"`
-	Kind     string               `json:"kind"`
-	Name     string               `json:"name"`
-	State    string               `json:"state"`
-	Worker   string               `json:"worker,omitempty"`
-	Attempt  int32                `json:"attempt,omitempty"`
-	Pending  []store.HumanRequest `json:"pending"`
-	Stop     string               `json:"stop,omitempty"`
-	Closed   string               `json:"closed,omitempty"`
-	Result   *temporalrun.Result  `json:"result,omitempty"`
-	Error    string               `json:"error,omitempty"`
-}
-
-func (r temporalRemote) Status(ctx context.Context) (any, error) {
-	s, err := temporalrun.Describe(ctx, r.c, r.id)
-	if err != nil {
-		return nil, err
-	}
-	out := temporalStatus{Workflow: r.id, Kind: s.Job.Kind, Name: s.Job.Name, State: strings.TrimSpace(strings.TrimPrefix(progressLine("", s), ":")),
-		Pending: humanRequests(s), Stop: s.Stop, Closed: s.Closed, Result: s.Result, Error: s.Error}
-	if s.Running != nil {
-		out.Worker, out.Attempt = s.Running.Worker, s.Running.Attempt
-	}
-	return out, nil
-}
-
-func (r temporalRemote) Pending(ctx context.Context) ([]store.HumanRequest, error) {
-	s, err := temporalrun.Describe(ctx, r.c, r.id)
-	if err != nil {
-		return nil, err
-	}
-	return humanRequests(s), nil
-}
-
-func (r temporalRemote) Answer(ctx context.Context, id int64, status, response string) error {
-	_, err := temporalrun.SendAnswer(ctx, r.c, r.id, id, status, response)
-	if errors.Is(err, temporalrun.ErrNoRequest) {
-		return fmt.Errorf("%w: %w", store.ErrNoHumanRequest, err)
-	}
-	return err
-}
-
-// humanRequests are a workflow's pending requests as the store shows them.
-func humanRequests(s temporalrun.Snapshot) []store.HumanRequest {
-	out := []store.HumanRequest{}
-	for _, q := range livePending(s) {
-		out = append(out, store.HumanRequest{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options, Status: store.HumanPending})
-	}
-	return out
-}
-
-// livePending is what the workflow waits on now: nothing once it ended
-// (the last attempt's requests are not cleared when it does).
-func livePending(s temporalrun.Snapshot) []temporalrun.Request {
-	if s.Closed != "" || s.Result != nil {
-		return nil
-	}
-	return s.Pending.Requests
 }

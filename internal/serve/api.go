@@ -1,13 +1,11 @@
 package serve
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -62,6 +60,9 @@ type eventsPage struct {
 // apiEvents serves GET /api/events?after=ID&limit=N (oldest first, every
 // task, or ?task=ID), the page for scripts that read the whole stream.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
+	if s.remoteOnly(w) {
+		return
+	}
 	ctx := r.Context()
 	v := r.URL.Query()
 	var after, task int64
@@ -106,7 +107,16 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) apiPending(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	reqs, err := s.pending(ctx)
+	if s.opt.Remote != nil {
+		runs, err := s.runs(ctx)
+		if err != nil {
+			s.apiFail(w, err)
+			return
+		}
+		s.writeJSON(w, http.StatusOK, pendingOf(runs))
+		return
+	}
+	st, err := s.store(ctx)
 	if errors.Is(err, errNoDatabase) {
 		s.writeJSON(w, http.StatusOK, []store.HumanRequest{})
 		return
@@ -115,55 +125,15 @@ func (s *Server) apiPending(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, err)
 		return
 	}
+	reqs, err := st.PendingHumanRequests(ctx)
+	if err != nil {
+		s.apiFail(w, err)
+		return
+	}
 	if reqs == nil {
 		reqs = []store.HumanRequest{}
 	}
 	s.writeJSON(w, http.StatusOK, reqs)
-}
-
-// pending lists the requests the run waits on: the remote run's, else the
-// store's.
-func (s *Server) pending(ctx context.Context) ([]store.HumanRequest, error) {
-	if s.opt.Remote != nil {
-		return s.opt.Remote.Pending(ctx)
-	}
-	st, err := s.store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return st.PendingHumanRequests(ctx)
-}
-
-// answerRemote sends the answer to the remote run.
-func (s *Server) answerRemote(w http.ResponseWriter, r *http.Request, id int64, status, response string) {
-	ctx := r.Context()
-	reqs, err := s.opt.Remote.Pending(ctx)
-	if err != nil {
-		s.apiFail(w, err)
-		return
-	}
-	i := slices.IndexFunc(reqs, func(q store.HumanRequest) bool { return q.ID == id })
-	if i < 0 {
-		s.jsonError(w, http.StatusNotFound, fmt.Sprintf("no pending request %d in this run", id))
-		return
-	}
-	req := reqs[i]
-	if err := req.CheckAnswer(status, response); err != nil {
-		s.jsonError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	err = s.opt.Remote.Answer(ctx, id, status, response)
-	switch {
-	case errors.Is(err, store.ErrNoHumanRequest):
-		s.jsonError(w, http.StatusNotFound, fmt.Sprintf("no pending request %d in this run", id))
-		return
-	case err != nil:
-		s.apiFail(w, err)
-		return
-	}
-	s.log.Info("answered", "request", id, "status", status, "remote", true)
-	req.Status, req.Response = status, response
-	s.writeJSON(w, http.StatusOK, answerResult{Request: req, Message: fmt.Sprintf("%s request %d; the workflow continues", status, id)})
 }
 
 // readBody decodes an optional JSON body into v: an empty body is fine.
@@ -201,13 +171,15 @@ func (s *Server) apiAnswer(status string) http.HandlerFunc {
 		}
 		var body struct {
 			Response string `json:"response"`
+			// Workflow names the remote run when several wait on id.
+			Workflow string `json:"workflow"`
 		}
 		if err := readBody(r, &body); err != nil {
 			s.jsonError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		if s.opt.Remote != nil {
-			s.answerRemote(w, r, id, status, body.Response)
+			s.answerRemote(w, r, body.Workflow, id, status, body.Response)
 			return
 		}
 		st, err := s.store(ctx)
@@ -259,6 +231,8 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	body := struct {
 		Reason string `json:"reason"`
+		// Workflow names the remote run to stop; empty stops every one.
+		Workflow string `json:"workflow"`
 	}{}
 	if err := readBody(r, &body); err != nil {
 		s.jsonError(w, http.StatusBadRequest, err.Error())
@@ -266,6 +240,10 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	}
 	if strings.TrimSpace(body.Reason) == "" {
 		body.Reason = "stopped from the dashboard"
+	}
+	if s.opt.Remote != nil {
+		s.stopRemote(w, r, body.Workflow, body.Reason)
+		return
 	}
 	pid := s.ws.HolderPID()
 	if pid == 0 {
@@ -291,6 +269,9 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
+	if s.remoteOnly(w) {
+		return
+	}
 	ctx := r.Context()
 	repo, err := s.openSnapshots(ctx)
 	if err != nil {
@@ -316,6 +297,9 @@ type snapshotDiff struct {
 }
 
 func (s *Server) apiSnapshotDiff(w http.ResponseWriter, r *http.Request) {
+	if s.remoteOnly(w) {
+		return
+	}
 	repo, snap, ok := s.snapshotFor(w, r, true)
 	if !ok {
 		return
@@ -341,6 +325,9 @@ type rollbackResult struct {
 // apiRollback serves POST /api/snapshots/{name}/rollback: what ralph
 // snapshot rollback does, refused (409) while a run holds the workspace.
 func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) {
+	if s.remoteOnly(w) {
+		return
+	}
 	repo, snap, ok := s.snapshotFor(w, r, true)
 	if !ok {
 		return

@@ -33,6 +33,11 @@ type page struct {
 	LastEventID int64
 	Now         time.Time
 	Data        any
+	// Remote is true when the dashboard follows remote runs (Temporal
+	// workflows); Runs are they, RemoteErr why they could not be read.
+	Remote    bool
+	Runs      []RemoteRun
+	RemoteErr string
 }
 
 // pendingView is a pending request with what the page shows about it.
@@ -40,6 +45,8 @@ type pendingView struct {
 	store.HumanRequest
 	TaskNumber  int
 	TaskMessage string
+	// Workflow is the remote run that waits on the request.
+	Workflow string
 }
 
 var navItems = []struct{ Path, Name, Label string }{
@@ -61,6 +68,25 @@ func (s *Server) base(ctx context.Context, r *http.Request, active, title string
 	p := page{Title: title, Active: active, Now: time.Now()}
 	if authed(r) {
 		p.Token = s.opt.Token
+	}
+	if s.opt.Remote != nil {
+		p.Remote = true
+		runs, err := s.runs(ctx)
+		if err != nil {
+			p.RemoteErr = err.Error()
+			return p
+		}
+		p.Runs = runs
+		p.Running = len(runningRuns(runs)) > 0
+		for _, x := range runs {
+			if !x.Running {
+				continue
+			}
+			for _, q := range x.Pending {
+				p.Pending = append(p.Pending, pendingView{HumanRequest: q, TaskMessage: x.Name, Workflow: x.ID})
+			}
+		}
+		return p
 	}
 	if pid := s.ws.HolderPID(); pid != 0 {
 		p.Running, p.PID = true, pid
@@ -135,6 +161,9 @@ type overviewData struct {
 
 func (s *Server) overview(ctx context.Context) (overviewData, error) {
 	var d overviewData
+	if s.opt.Remote != nil {
+		return d, nil // the page lists the remote runs
+	}
 	st, err := s.store(ctx)
 	if err != nil {
 		return d, err
@@ -267,6 +296,10 @@ func eventQuery(r *http.Request) (store.EventQuery, bool, error) {
 }
 
 func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "events", "Events")
+		return
+	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "events", "Events")
 	q, all, err := eventQuery(r)
@@ -311,6 +344,10 @@ type gateAttempt struct {
 }
 
 func (s *Server) pageGates(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "gates", "Gates")
+		return
+	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "gates", "Gates")
 	var attempts []gateAttempt
@@ -347,6 +384,10 @@ type planData struct {
 }
 
 func (s *Server) pagePlan(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "plan", "Plan")
+		return
+	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "plan", "Plan")
 	var d planData
@@ -364,6 +405,10 @@ func (s *Server) pagePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pageApprovals(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "approvals", "Approvals")
+		return
+	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "approvals", "Approvals")
 	var history []store.HumanRequest
@@ -383,6 +428,10 @@ func (s *Server) openSnapshots(ctx context.Context) (*snapshot.Repo, error) {
 }
 
 func (s *Server) pageSnapshots(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "snapshots", "Snapshots")
+		return
+	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "snapshots", "Snapshots")
 	repo, err := s.openSnapshots(ctx)
@@ -462,6 +511,10 @@ func (s *Server) snapshotChanges(w http.ResponseWriter, r *http.Request) (snapsh
 }
 
 func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "snapshots", "Snapshots")
+		return
+	}
 	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return
@@ -493,6 +546,10 @@ func privateFile(path string) bool {
 }
 
 func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "snapshots", "Snapshots")
+		return
+	}
 	ctx := r.Context()
 	path := r.URL.Query().Get("path")
 	if path == "" || privateFile(path) {
@@ -542,6 +599,10 @@ func readWorkingFile(root, path string) ([]byte, error) {
 func isBinary(b []byte) bool { return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 }
 
 func (s *Server) pageRollback(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Remote != nil {
+		s.remotePage(w, r, "snapshots", "Roll back")
+		return
+	}
 	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return

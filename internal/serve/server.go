@@ -48,17 +48,6 @@ const cookieName = "ralph_token"
 // StatusFunc builds what ralph status --json prints, for GET /api/status.
 type StatusFunc func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error)
 
-// Remote is a run served from elsewhere than the workspace's store.
-type Remote interface {
-	// Status is the body of GET /api/status.
-	Status(ctx context.Context) (any, error)
-	// Pending lists the requests the run waits on.
-	Pending(ctx context.Context) ([]store.HumanRequest, error)
-	// Answer approves or rejects pending request id; an error wrapping
-	// store.ErrNoHumanRequest means the run waits on no such request.
-	Answer(ctx context.Context, id int64, status, response string) error
-}
-
 // Options configure a Server.
 type Options struct {
 	// Workspace is the workspace served.
@@ -73,10 +62,13 @@ type Options struct {
 	// Specs builds the spec pipeline's table; nil shows the store's
 	// records.
 	Specs SpecsFunc
-	// Remote, when set, is a run that lives elsewhere (a Temporal
-	// workflow): /api/status, /api/pending and the answers go to it
-	// instead of this workspace's store.
+	// Remote, when set, is the runs the workspace submitted elsewhere
+	// (Temporal workflows): the overview lists them, answers and stop
+	// requests go to them, and the pages about this checkout's own runs
+	// say they do not apply.
 	Remote Remote
+	// RemotePoll is how often Remote is asked for its runs; 0 means 1s.
+	RemotePoll time.Duration
 	// Secrets are values never to show (see Secrets).
 	Secrets []string
 	// Poll is how often the store is checked for changes; 0 means 100ms.
@@ -97,6 +89,8 @@ type Server struct {
 	mu     sync.Mutex
 	st     *store.Store
 	closed bool
+	// lastRuns is the remote's runs as last published, as JSON.
+	lastRuns string
 }
 
 // NewToken returns a random 128-bit token, hex-encoded.
@@ -135,6 +129,9 @@ func New(opt Options) (*Server, error) {
 	}
 	if opt.Poll <= 0 {
 		opt.Poll = 100 * time.Millisecond
+	}
+	if opt.RemotePoll <= 0 {
+		opt.RemotePoll = time.Second
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)

@@ -50,6 +50,7 @@ func gitRepo(t testing.TB) string {
 type fixtureOpt struct {
 	noDB     bool
 	remote   bool
+	temporal Remote
 	secrets  []string
 	noEvents bool
 }
@@ -95,7 +96,8 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 			{TaskID: f.task, Iteration: 2, Gate: "lint", Status: "pass"},
 		})
 	}
-	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond,
+		Remote: o.temporal, RemotePoll: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

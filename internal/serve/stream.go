@@ -59,6 +59,10 @@ func (h *hub) publish(st liveState) {
 // wakes the event streams; it returns when ctx ends. It copes with a
 // database that does not exist yet or is busy.
 func (s *Server) Watch(ctx context.Context) {
+	if s.opt.Remote != nil {
+		s.watchRemote(ctx)
+		return
+	}
 	var lastVersion int64 = -1
 	lastPID := -1
 	t := time.NewTicker(s.opt.Poll)
@@ -85,6 +89,10 @@ func (s *Server) Watch(ctx context.Context) {
 
 // refresh reads the live state and publishes it.
 func (s *Server) refresh(ctx context.Context) {
+	if s.opt.Remote != nil {
+		s.refreshRemote(ctx)
+		return
+	}
 	ls := liveState{}
 	if pid := s.ws.HolderPID(); pid != 0 {
 		ls.Running, ls.PID = true, pid
@@ -125,7 +133,7 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 		after, resume = n, true
 		break
 	}
-	if !resume {
+	if !resume && s.opt.Remote == nil {
 		if st, err := s.store(ctx); err == nil {
 			if evs, err := st.EventsPage(ctx, store.EventQuery{Limit: 1}); err == nil && len(evs) > 0 {
 				after = evs[0].ID
@@ -147,7 +155,9 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 	for {
 		state, wake := s.hub.current()
 		var buf bytes.Buffer
-		if st, err := s.store(ctx); err == nil {
+		// A remote run's events stay on its worker: the stream carries
+		// only the state messages.
+		if st, err := s.store(ctx); err == nil && s.opt.Remote == nil {
 			for {
 				evs, err := st.EventsAfter(ctx, 0, after, 500)
 				if err != nil {

@@ -97,11 +97,12 @@ func (r *Runner) TaskIteration(ctx context.Context, step TaskStep) (Ran, error) 
 
 // iterationArgs is ralph's argv (without the program) for step: the
 // job's ralph run for the first iteration, ralph resume after, each
-// returning after one iteration.
+// returning after one iteration. Both run here (--local), whatever
+// ralph.toml in the repository says about Temporal.
 func iterationArgs(step TaskStep) []string {
 	const yield = "--yield-after=1"
 	if step.Iteration > 1 || len(step.Job.Args) == 0 {
-		return []string{"resume", yield}
+		return []string{"resume", "--local", yield}
 	}
 	args := []string{step.Job.Args[0], yield}
 	for i, a := range step.Job.Args[1:] {

@@ -109,7 +109,7 @@ func TestTaskWorkflowLoopsWhileYielding(t *testing.T) {
 	if got := strings.Join(iterationArgs(f.iterations[0]), " "); got != "run --yield-after=1 --agent=script -- ship it" {
 		t.Errorf("the first iteration runs ralph %s", got)
 	}
-	if got := strings.Join(iterationArgs(f.iterations[1]), " "); got != "resume --yield-after=1" {
+	if got := strings.Join(iterationArgs(f.iterations[1]), " "); got != "resume --local --yield-after=1" {
 		t.Errorf("the second iteration runs ralph %s", got)
 	}
 	if st := status(t, env); !st.Done || st.Attempts != 1 || len(st.Restarts) != 0 {

@@ -167,10 +167,14 @@
       e.preventDefault();
       const verdict = e.submitter?.value === "reject" ? "reject" : "approve";
       const response = form.elements.response?.value || "";
-      post(`/api/pending/${form.dataset.requestId}/${verdict}`, { response }, form);
-    } else if (form.id === "stop-form") {
+      const body = { response };
+      if (form.dataset.workflow) body.workflow = form.dataset.workflow;
+      post(`/api/pending/${form.dataset.requestId}/${verdict}`, body, form);
+    } else if (form.matches("form.stop")) {
       e.preventDefault();
-      post("/api/stop", { reason: form.elements.reason.value }, form);
+      const body = { reason: form.elements.reason?.value || "" };
+      if (form.dataset.workflow) body.workflow = form.dataset.workflow;
+      post("/api/stop", body, form);
     } else if (form.id === "rollback-form") {
       e.preventDefault();
       post(`/api/snapshots/${encodeURIComponent(form.dataset.snapshot)}/rollback`, {}, form);

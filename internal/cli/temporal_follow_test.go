@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/temporalrun"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+func ids(recs []submitted) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// The workspace remembers the workflows it submitted, newest first: a
+// resubmitted one moves to the front, the list is bounded, the task is
+// the one ralph resume follows, and a workflow an older ralph recorded
+// alone is still followed.
+func TestRecordWorkflows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	ws, err := workspace.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := recordedWorkflows(ctx, ws); err != nil || len(recs) != 0 {
+		t.Fatalf("a workspace without a store records %v, %v", recs, err)
+	}
+	if ok, _ := followsWorkflows(ctx, ws, modeFollow); ok {
+		t.Error("a fresh workspace follows workflows")
+	}
+	// What an older ralph left: the task's id alone.
+	if err := ws.Init(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openStore(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetState(ctx, keyTemporalWorkflow, "ralph-task-old"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if recs, _ := recordedWorkflows(ctx, ws); !slices.Equal(ids(recs), []string{"ralph-task-old"}) || recs[0].Kind != temporalrun.KindTask {
+		t.Fatalf("the old record reads as %+v", recs)
+	}
+	for _, r := range []submitted{
+		{ID: "ralph-spec-x-a", Kind: temporalrun.KindSpec, Name: "a", Batch: "b1"},
+		{ID: "ralph-spec-x-b", Kind: temporalrun.KindSpec, Name: "b", Batch: "b1"},
+		{ID: "ralph-task-1", Kind: temporalrun.KindTask, Name: "t", Batch: "ralph-task-1"},
+		{ID: "ralph-spec-x-a", Kind: temporalrun.KindSpec, Name: "a", Batch: "b2"},
+	} {
+		if err := recordWorkflows(ctx, ws, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := recordedWorkflows(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ralph-spec-x-a", "ralph-task-1", "ralph-spec-x-b", "ralph-task-old"}; !slices.Equal(ids(recs), want) {
+		t.Errorf("recorded %v, want %v", ids(recs), want)
+	}
+	if recs[0].Batch != "b2" || recs[0].At.IsZero() {
+		t.Errorf("the resubmitted spec = %+v", recs[0])
+	}
+	st, err = openStore(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _, _ := st.State(ctx, keyTemporalWorkflow); id != "ralph-task-1" {
+		t.Errorf("ralph resume follows %q, want ralph-task-1", id)
+	}
+	st.Close()
+	for mode, want := range map[temporalMode]bool{modeFollow: true, modeFollowTask: true, modeFollowSpecs: true} {
+		if ok, _ := followsWorkflows(ctx, ws, mode); ok != want {
+			t.Errorf("followsWorkflows(%d) = %v", mode, !want)
+		}
+	}
+	// A task run here since: the local store is the newer run.
+	st, err = openStore(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateTask(ctx, 7, "a local task", "feature", "script"); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if ok, why := followsWorkflows(ctx, ws, modeFollow); ok || !strings.Contains(why, "task 7 ran here (--local) after") {
+		t.Errorf("after a local task: follows %v (%s)", ok, why)
+	}
+	for i := range maxRecorded + 5 {
+		if err := recordWorkflows(ctx, ws, submitted{ID: fmt.Sprintf("ralph-task-%d", 100+i), Kind: temporalrun.KindTask}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, _ = recordedWorkflows(ctx, ws)
+	if len(recs) != maxRecorded || recs[0].ID != fmt.Sprintf("ralph-task-%d", 100+maxRecorded+4) {
+		t.Errorf("after %d more: %d recorded, first %s", maxRecorded+5, len(recs), recs[0].ID)
+	}
+}
+
+// remoteRun turns a workflow's snapshot into the dashboard's row.
+func TestRemoteRun(t *testing.T) {
+	req := temporalrun.Request{ID: 2, Type: "approval", Prompt: "Deploy?"}
+	for _, tc := range []struct {
+		name string
+		s    temporalrun.Snapshot
+		want func(r serve.RemoteRun) bool
+	}{
+		{"running, waiting", temporalrun.Snapshot{
+			Status:  temporalrun.Status{Job: temporalrun.Job{Kind: "task", Name: "ship"}, Pending: temporalrun.Pending{Attempt: 2, Requests: []temporalrun.Request{req}}, Stop: "later"},
+			Running: &temporalrun.Progress{Worker: "w1", Attempt: 2, Iteration: 5, Events: 40, Phase: "implement"},
+		}, func(r serve.RemoteRun) bool {
+			return r.Running && !r.Ended && r.Worker == "w1" && r.Attempt == 2 && r.Iteration == 5 && r.Events == 40 && r.Phase == "implement" &&
+				len(r.Pending) == 1 && r.Pending[0].ID == 2 && r.Pending[0].Status == store.HumanPending && r.Stop == "later" &&
+				r.State == "attempt 2 on w1 · implement · iteration 5 · 40 events · waiting for a human: request 2: Deploy?"
+		}},
+		{"completed", temporalrun.Snapshot{
+			Status: temporalrun.Status{Job: temporalrun.Job{Kind: "spec", Name: "0001-a"}, Pending: temporalrun.Pending{Requests: []temporalrun.Request{req}}, Done: true, Attempts: 1,
+				Result: &temporalrun.Result{ExitCode: 0, Worker: "w2", Branch: "ralph/spec/0001-a", Commit: "abc", Transcript: "w2:/x"}},
+			Closed: "WORKFLOW_EXECUTION_STATUS_COMPLETED",
+		}, func(r serve.RemoteRun) bool {
+			return !r.Running && r.Ended && r.ExitCode == 0 && r.Worker == "w2" && r.Branch == "ralph/spec/0001-a" && r.Commit == "abc" &&
+				r.Transcript == "w2:/x" && len(r.Pending) == 0 && r.Closed == "completed" && r.Attempt == 1
+		}},
+		{"failed", temporalrun.Snapshot{
+			Status: temporalrun.Status{Job: temporalrun.Job{Kind: "task"}, Error: "activity error"},
+			Closed: "WORKFLOW_EXECUTION_STATUS_FAILED",
+		}, func(r serve.RemoteRun) bool {
+			return !r.Running && !r.Ended && r.Closed == "failed" && r.Error == "activity error" && r.State == "failed"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := remoteRun("wf", tc.s); !tc.want(r) || r.ID != "wf" || r.Kind != tc.s.Job.Kind {
+				t.Errorf("remoteRun = %+v", r)
+			}
+		})
+	}
+}
