@@ -330,10 +330,19 @@ func TestBrowserRemoteApproveAndStop(t *testing.T) {
 	waitFor(t, ctx, "the live stream", `document.getElementById("live").classList.contains("on")`, 10*time.Second)
 	eval[bool](t, ctx, `window.__noReload = true`)
 	screenshot(t, ctx, shotDir(t), "dashboard-temporal.png")
-	if err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] select[name=response]`), "google"),
-		chromedp.Click(chromedp.CSS(`#pending form[data-workflow="ralph-spec-bbb-login"] button.approve`)),
-	); err != nil {
+	const specForm = `#pending form[data-workflow="ralph-spec-bbb-login"]`
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(specForm+` select[name=response]`), "google")); err != nil {
+		t.Fatal(err)
+	}
+	// A change elsewhere re-renders the requests while the person has
+	// picked an option but not clicked yet: the pick survives.
+	eval[bool](t, ctx, `document.querySelector('`+specForm+`').dataset.before = "1"; true`)
+	fr.set(func(runs []RemoteRun) { runs[0].State = "iteration 3 · a changed state line" })
+	waitFor(t, ctx, "the requests to re-render", `document.getElementById("overview").innerText.includes("a changed state line") && !document.querySelector('`+specForm+`').dataset.before`, 10*time.Second)
+	if got := eval[string](t, ctx, `document.querySelector('`+specForm+` select[name=response]').value`); got != "google" {
+		t.Fatalf("the picked option after a refresh = %q, want google", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(specForm+` button.approve`))); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "the spec's request to go", `document.querySelectorAll("#pending .request").length === 1 && document.getElementById("pending").innerText.includes("Deploy to prod?")`, 10*time.Second)

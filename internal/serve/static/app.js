@@ -19,11 +19,12 @@
 
   // Fragments: parts of the page re-fetched when the store changes.
   const ids = (root) => [...root.querySelectorAll("[data-request]")].map((e) => e.dataset.request).join(",");
-  // What someone has typed survives a refresh: inputs are keyed by their
-  // form and name.
+  // What someone has typed or picked survives a refresh: fields are keyed
+  // by their form (its workflow and request: two workflows may both wait
+  // on a request 1) and name.
   const fieldKey = (inp) => {
     const f = inp.closest("form");
-    return (f ? f.id || f.dataset.requestId || "" : "") + "/" + inp.name;
+    return (f ? [f.id, f.dataset.workflow || "", f.dataset.requestId || ""].join(":") : "") + "/" + inp.name;
   };
   async function refreshFragments() {
     for (const el of document.querySelectorAll("[data-fragment]")) {
@@ -37,13 +38,14 @@
         const saved = new Map();
         let focused = null;
         for (const inp of el.querySelectorAll("input[name], select[name]")) {
-          if (inp.value && inp.tagName === "INPUT") saved.set(fieldKey(inp), inp.value);
+          if (inp.value) saved.set(fieldKey(inp), inp.value);
           if (inp === document.activeElement) focused = fieldKey(inp);
         }
         el.replaceChildren(tpl.content);
         for (const inp of el.querySelectorAll("input[name], select[name]")) {
           const k = fieldKey(inp);
-          if (saved.has(k)) inp.value = saved.get(k);
+          const v = saved.get(k);
+          if (v !== undefined && (inp.tagName !== "SELECT" || [...inp.options].some((o) => o.value === v))) inp.value = v;
           if (k === focused) inp.focus();
         }
         tick();
