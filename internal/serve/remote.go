@@ -249,7 +249,7 @@ func (s *Server) refreshRemote(ctx context.Context) {
 		}
 	}
 	if len(runs) > 0 {
-		ls.TaskStatus, ls.Reason = runs[0].State, runs[0].Name
+		ls.TaskStatus, ls.Reason, ls.Workflow = runs[0].State, runs[0].Name, runs[0].ID
 	}
 	b, _ := json.Marshal(runs)
 	s.mu.Lock()

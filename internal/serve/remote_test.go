@@ -302,7 +302,7 @@ func TestRemoteStreamFollowsTheWorkflows(t *testing.T) {
 		}
 		return nil
 	}
-	if m := next("the first state"); m["pending"] != float64(2) || m["running"] != true {
+	if m := next("the first state"); m["pending"] != float64(2) || m["running"] != true || m["workflow"] != "ralph-task-aaa" {
 		t.Errorf("first state = %v", m)
 	}
 	fr.set(func(runs []RemoteRun) {

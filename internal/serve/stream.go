@@ -32,6 +32,8 @@ type liveState struct {
 	Task       int    `json:"task"`
 	TaskStatus string `json:"task_status,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// Workflow names the newest remote run (Task is 0 then).
+	Workflow string `json:"workflow,omitempty"`
 }
 
 func newHub() *hub { return &hub{ch: make(chan struct{})} }

@@ -117,7 +117,7 @@
       scheduleRefresh();
       if (state) {
         if (s.pending > state.pending) notify("ralph is waiting for you", `${s.pending} request(s) pending`);
-        if (state.running && !s.running) notify("ralph run ended", `task ${s.task}: ${s.reason || s.task_status}`);
+        if (state.running && !s.running) notify("ralph run ended", s.workflow ? `workflow ${s.workflow}: ${s.task_status}` : `task ${s.task}: ${s.reason || s.task_status}`);
       }
       state = s;
     });
