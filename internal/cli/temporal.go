@@ -435,10 +435,19 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 		return &ExitError{Code: res.ExitCode}
 	}
 	// A completed task lands like ralph run --worktree's: through the
-	// merge queue, onto the checkout's branch.
+	// merge queue, onto the checkout's branch, once.
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
+	}
+	landedKey := "temporal:landed:" + id
+	if _, st, err := openRunStore(ctx, g); err == nil {
+		v, ok, _ := st.State(ctx, landedKey)
+		st.Close()
+		if ok {
+			fmt.Fprintf(g.Stdout, "%s already landed here on %s\n", res.Branch, v)
+			return nil
+		}
 	}
 	s, err := temporalrun.Describe(ctx, c, id)
 	if err != nil {
@@ -460,6 +469,11 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task could not land: %w", err)}
 	}
 	fmt.Fprintf(g.Stdout, "landed %s\n", res.Branch)
+	if _, st, err := openRunStore(ctx, g); err == nil {
+		// ralph resume then says so instead of landing it again.
+		_ = st.SetState(ctx, landedKey, time.Now().UTC().Format(time.RFC3339))
+		st.Close()
+	}
 	return nil
 }
 

@@ -106,6 +106,15 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 			if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "ended on worker-a with exit code 0") {
 				t.Errorf("status after the run:\n%s", st)
 			}
+			// Following the ended workflow again does not land it twice.
+			head := run(t, work, "git", "rev-parse", "HEAD")
+			again := run(t, work, ralphBin, append([]string{"resume"}, c.args()...)...)
+			if !strings.Contains(again, m[1]+" already landed here") || strings.Contains(again, "landed "+m[1]) {
+				t.Errorf("ralph resume after the landing:\n%s", again)
+			}
+			if got := run(t, work, "git", "rev-parse", "HEAD"); got != head {
+				t.Errorf("HEAD moved from %s to %s", head, got)
+			}
 		})
 	}
 }
