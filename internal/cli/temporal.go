@@ -792,6 +792,6 @@ commit, and starts a task again there from its base commit.`,
 	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "attempts run at once")
 	cmd.Flags().StringVar(&cache, "cache", "", "`DIR` for clones and worktrees (default: the user cache dir's ralph/worker)")
 	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
-	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep spec steps' transcripts under the cache's runs/ this `LONG`; older ones, and worktrees a killed worker left, are pruned at start and hourly (0 keeps them for ever)")
+	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep spec steps' transcripts under the cache's runs/ this `LONG`; older ones are pruned at start and hourly (0 keeps them for ever); worktrees of workflows that ended or were cancelled go then too")
 	return cmd
 }

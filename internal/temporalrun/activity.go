@@ -106,7 +106,7 @@ func (r *Runner) prepare(ctx context.Context, job Job, wfID string, attempt int3
 	if _, err := git(ctx, repo, "fetch", "--no-tags", "origin", refspec); err != nil {
 		return "", err
 	}
-	wt := filepath.Join(r.Cache, "worktrees", slug(wfID), fmt.Sprintf("attempt-%d", attempt))
+	wt := r.worktreeDir(wfID, fmt.Sprintf("attempt-%d", attempt))
 	_ = os.RemoveAll(wt)
 	_, _ = git(ctx, repo, "worktree", "prune")
 	if _, err := git(ctx, repo, "worktree", "add", "--force", "-B", job.Branch, wt, job.Base); err != nil {

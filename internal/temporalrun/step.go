@@ -79,7 +79,7 @@ func (r *Runner) removeWorktree(repo, wt string) {
 	_ = os.RemoveAll(wt)
 	_, _ = git(ctx, repo, "worktree", "prune")
 	// The worktrees/<workflow> folder goes with its last step.
-	_ = os.Remove(filepath.Dir(wt))
+	dropWorkflowDir(filepath.Dir(wt))
 }
 
 // seedStore writes the workflow's record of the spec and its <Human>
@@ -146,7 +146,7 @@ func (r *Runner) SpecStep(ctx context.Context, in StepInput) (StepResult, error)
 	log := r.Log.With("workflow", wfID, "step", in.N, "attempt", info.Attempt)
 	log.Info("step starts", "spec", job.Name, "head", in.Head)
 	activity.RecordHeartbeat(ctx, Progress{Worker: r.Identity, Attempt: info.Attempt, Phase: "preparing"})
-	wt := filepath.Join(r.Cache, "worktrees", slug(wfID), fmt.Sprintf("step-%d-attempt-%d", in.N, info.Attempt))
+	wt := r.worktreeDir(wfID, fmt.Sprintf("step-%d-attempt-%d", in.N, info.Attempt))
 	repo, err := r.prepareStep(ctx, job, in.Head, wt)
 	if err != nil {
 		return StepResult{}, err
@@ -313,6 +313,9 @@ func pruneOlder(root string, cutoff time.Time) (removed int, err error) {
 		}
 		left := len(entries)
 		for _, e := range entries {
+			if e.Name() == workflowMarker {
+				continue
+			}
 			fi, err := e.Info()
 			if err != nil || !fi.ModTime().Before(cutoff) {
 				continue
@@ -325,6 +328,8 @@ func pruneOlder(root string, cutoff time.Time) (removed int, err error) {
 		}
 		if left == 0 {
 			_ = os.Remove(dir)
+		} else {
+			dropWorkflowDir(dir)
 		}
 	}
 	return removed, nil

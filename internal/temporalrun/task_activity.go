@@ -173,7 +173,7 @@ func (r *Runner) TaskFinish(ctx context.Context, step TaskStep) (Result, error) 
 		r.Log.Warn("remove the task's worktree", "worktree", wt, "err", err)
 	}
 	_ = os.RemoveAll(wt)
-	_ = os.Remove(filepath.Dir(wt)) // worktrees/<workflow>, when no other attempt is there
+	dropWorkflowDir(filepath.Dir(wt)) // when no other attempt is there
 	if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
 		r.Log.Warn("prune worktrees", "repo", repo, "err", err)
 	}

@@ -63,6 +63,13 @@ func (r *Runner) pruneEvery(ctx context.Context, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
+		if r.Client != nil {
+			if n, err := r.PruneClosed(ctx, r.Client); err != nil {
+				r.Log.Warn("prune worktrees", "err", err)
+			} else if n > 0 {
+				r.Log.Info("pruned the worktrees of ended workflows", "worktrees", n)
+			}
+		}
 		if n, err := r.PruneRuns(time.Now(), r.Keep); err != nil {
 			r.Log.Warn("prune transcripts", "err", err)
 		} else if n > 0 {

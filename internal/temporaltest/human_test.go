@@ -162,7 +162,7 @@ var workflowRE = regexp.MustCompile(`started workflow (ralph-task-[0-9a-f]+)`)
 // worker takes the next job.
 func TestCancelEndsTheRun(t *testing.T) {
 	c := newCluster(t)
-	_, cache := worker(t, c, "worker-a", 1)
+	wa, cache := worker(t, c, "worker-a", 1)
 	work := repo(t, map[string]string{"slow.json": slowScript(40)})
 	runArgs := append([]string{"run"}, c.args()...)
 	runArgs = append(runArgs, "--agent", "script", "--script", "slow.json", "--max-iterations", "500", "count forever")
@@ -199,4 +199,18 @@ func TestCancelEndsTheRun(t *testing.T) {
 	if code := again.wait(t, 60*time.Second); code != 3 {
 		t.Errorf("the next task exit %d, want 3 (max-iterations):\n%s", code, again.Output())
 	}
+	// The cancelled task's worktree stayed for a look; a worker on the
+	// same cache removes it, its workflow having ended.
+	if _, err := os.Stat(wt); err != nil {
+		t.Fatalf("the cancelled task's worktree: %v", err)
+	}
+	if err := wa.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	wa.wait(t, 30*time.Second)
+	start(t, t.TempDir(), append(append([]string{"worker"}, c.args()...), "--identity", "worker-b", "--cache", cache)...)
+	eventually(t, 30*time.Second, "the ended workflow's worktree to go", func() bool {
+		_, err := os.Stat(filepath.Dir(wt))
+		return os.IsNotExist(err)
+	})
 }
