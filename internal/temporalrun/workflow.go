@@ -135,35 +135,7 @@ func JobWorkflow(ctx workflow.Context, job Job) (Result, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return *st, nil }); err != nil {
 		return Result{}, fmt.Errorf("query handler: %w", err)
 	}
-	answers := workflow.GetSignalChannel(ctx, SignalAnswer)
-	pending := workflow.GetSignalChannel(ctx, SignalPending)
-	stop := workflow.GetSignalChannel(ctx, SignalStop)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			sel := workflow.NewSelector(ctx)
-			sel.AddReceive(answers, func(c workflow.ReceiveChannel, _ bool) {
-				var a Answer
-				c.Receive(ctx, &a)
-				st.Answers = append(st.Answers, a)
-			})
-			sel.AddReceive(pending, func(c workflow.ReceiveChannel, _ bool) {
-				var p Pending
-				c.Receive(ctx, &p)
-				if p.Attempt >= st.Pending.Attempt {
-					st.Pending = p
-				}
-			})
-			sel.AddReceive(stop, func(c workflow.ReceiveChannel, _ bool) {
-				var reason string
-				c.Receive(ctx, &reason)
-				if reason == "" {
-					reason = "stopped by the user"
-				}
-				st.Stop = reason
-			})
-			sel.Select(ctx)
-		}
-	})
+	keepSignals(ctx, st)
 	ctx = workflow.WithActivityOptions(ctx, activityOptions(job))
 	// Workflows started before specs ran step by step replay as they ran:
 	// one RunJob activity for the whole spec.
