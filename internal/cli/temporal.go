@@ -745,7 +745,7 @@ runs that one step, pushes the branch back, moves the step's store and logs
 (its transcript) to the cache's runs/<workflow>/<n>-<step>/ and removes the
 worktree. A task holds a session on one worker (its iterations share the
 worktree's .ralph/ state) and runs each iteration as one activity on its
-branch ralph/task/<id>; its transcript ends in runs/<workflow>/. Activities
+branch ralph/task/<id>; its transcript ends in runs/<workflow>/task-attempt-<n>/. Activities
 heartbeat every second with the iteration and event count; when the worker
 dies, Temporal retries a spec's step on another worker from the same
 commit, and starts a task again there from its base commit.`,
@@ -792,6 +792,6 @@ commit, and starts a task again there from its base commit.`,
 	cmd.Flags().IntVar(&concurrency, "concurrency", 4, "attempts run at once")
 	cmd.Flags().StringVar(&cache, "cache", "", "`DIR` for clones and worktrees (default: the user cache dir's ralph/worker)")
 	cmd.Flags().StringVar(&identity, "identity", "", "this worker's `NAME` in heartbeats and results (default host-pid)")
-	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep spec steps' transcripts under the cache's runs/ this `LONG`; older ones are pruned at start and hourly (0 keeps them for ever); worktrees of workflows that ended or were cancelled go then too")
+	cmd.Flags().DurationVar(&keep, "keep", 7*24*time.Hour, "keep transcripts (spec steps, task attempts) under the cache's runs/ this `LONG`; older ones are pruned at start and hourly (0 keeps them for ever); worktrees of workflows that ended or were cancelled go then too")
 	return cmd
 }

@@ -159,7 +159,8 @@ func (r *Runner) TaskFinish(ctx context.Context, step TaskStep) (Result, error) 
 			return Result{}, err
 		}
 	}
-	runs := filepath.Join(r.Cache, "runs", slug(wfID))
+	// runs/<workflow>/<entry>, as a spec's steps: PruneRuns ages entries.
+	runs := filepath.Join(r.Cache, "runs", slug(wfID), fmt.Sprintf("task-attempt-%d", step.Attempt))
 	if err := keepTranscript(filepath.Join(wt, workspace.Dir), runs); err != nil {
 		return Result{}, err
 	}

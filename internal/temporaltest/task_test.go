@@ -252,10 +252,10 @@ func TestTaskRestartsOnAnotherWorkerAfterKill(t *testing.T) {
 	if other == "worker-b" {
 		otherCache = cacheB
 	}
-	if _, err := os.Stat(filepath.Join(otherCache, "runs", id, "ralph.db")); err != nil {
+	if _, err := os.Stat(filepath.Join(otherCache, "runs", id, "task-attempt-2", "ralph.db")); err != nil {
 		t.Errorf("no transcript in %s's cache: %v", other, err)
 	}
-	if !strings.Contains(out, "transcript "+other+":"+filepath.Join(otherCache, "runs", id, "ralph.db")) {
+	if !strings.Contains(out, "transcript "+other+":"+filepath.Join(otherCache, "runs", id, "task-attempt-2", "ralph.db")) {
 		t.Errorf("the submitter did not name the transcript:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(otherCache, "worktrees", id)); !os.IsNotExist(err) {
