@@ -426,11 +426,15 @@ func TestBrowserRejectAndStop(t *testing.T) {
 	waitFor(t, ctx, "the rejection in the stream", `document.getElementById("events").innerText.includes("onReject=skip")`, 10*time.Second)
 	screenshot(t, ctx, t.TempDir(), "dashboard-phone.png")
 
-	if err := chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.CSS(`#stop-form input[name=reason]`), "not today"),
-		chromedp.Click(chromedp.CSS(`#stop-form button`)),
-	); err != nil {
-		t.Fatal(err)
+	// Typed and clicked in one script: a live refresh landing between two
+	// separate browser commands would leave the value in the form it
+	// replaced.
+	if !eval[bool](t, ctx, `(() => {
+		document.querySelector("#stop-form input[name=reason]").value = "not today";
+		document.querySelector("#stop-form button").click();
+		return true;
+	})()`) {
+		t.Fatal("could not fill in the stop form")
 	}
 	select {
 	case <-run.done:

@@ -331,12 +331,15 @@ func TestBrowserRemoteApproveAndStop(t *testing.T) {
 	eval[bool](t, ctx, `window.__noReload = true`)
 	screenshot(t, ctx, shotDir(t), "dashboard-temporal.png")
 	const specForm = `#pending form[data-workflow="ralph-spec-bbb-login"]`
-	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(specForm+` select[name=response]`), "google")); err != nil {
-		t.Fatal(err)
-	}
 	// A change elsewhere re-renders the requests while the person has
-	// picked an option but not clicked yet: the pick survives.
-	eval[bool](t, ctx, `document.querySelector('`+specForm+`').dataset.before = "1"; true`)
+	// picked an option but not clicked yet: the pick survives. (Picked
+	// and marked in one script, so no refresh falls in between.)
+	eval[bool](t, ctx, `(() => {
+		const f = document.querySelector('`+specForm+`');
+		f.querySelector("select[name=response]").value = "google";
+		f.dataset.before = "1";
+		return true;
+	})()`)
 	fr.set(func(runs []RemoteRun) { runs[0].State = "iteration 3 · a changed state line" })
 	waitFor(t, ctx, "the requests to re-render", `document.getElementById("overview").innerText.includes("a changed state line") && !document.querySelector('`+specForm+`').dataset.before`, 10*time.Second)
 	if got := eval[string](t, ctx, `document.querySelector('`+specForm+` select[name=response]').value`); got != "google" {
