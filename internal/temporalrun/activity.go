@@ -2,8 +2,6 @@ package temporalrun
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,7 +16,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -88,28 +85,8 @@ func slug(s string) string {
 // prepare clones or fetches job.Remote into the cache and adds a
 // worktree for this attempt on job.Branch at job.Base.
 func (r *Runner) prepare(ctx context.Context, job Job, wfID string, attempt int32) (string, error) {
-	sum := sha256.Sum256([]byte(job.Remote))
-	repo := filepath.Join(r.Cache, "repos", hex.EncodeToString(sum[:])[:16])
-	l := r.repoLock(repo)
-	l.Lock()
-	defer l.Unlock()
-	if _, err := os.Stat(filepath.Join(repo, ".git")); err != nil {
-		_ = os.RemoveAll(repo)
-		if err := os.MkdirAll(filepath.Dir(repo), 0o755); err != nil {
-			return "", err
-		}
-		if _, err := git(ctx, filepath.Dir(repo), "clone", "--no-checkout", "--", job.Remote, repo); err != nil {
-			return "", err
-		}
-	}
-	refspec := "+" + job.BaseRef + ":" + job.BaseRef
-	if _, err := git(ctx, repo, "fetch", "--no-tags", "origin", refspec); err != nil {
-		return "", err
-	}
 	wt := r.worktreeDir(wfID, fmt.Sprintf("attempt-%d", attempt))
-	_ = os.RemoveAll(wt)
-	_, _ = git(ctx, repo, "worktree", "prune")
-	if _, err := git(ctx, repo, "worktree", "add", "--force", "-B", job.Branch, wt, job.Base); err != nil {
+	if _, err := r.prepareStep(ctx, job, job.Base, wt); err != nil {
 		return "", err
 	}
 	return wt, nil
@@ -130,47 +107,17 @@ func (r *Runner) RunJob(ctx context.Context, job Job) (Result, error) {
 
 	// The bridge: heartbeats with the child's progress; <Human> requests
 	// out as a signal, answers and stop requests in from the query.
-	bctx, stopBridge := context.WithCancel(ctx)
-	bridged := make(chan struct{})
-	go func() {
-		defer close(bridged)
-		r.bridge(bctx, wt, wfID, runID, info.Attempt)
-	}()
-	var tail []string
-	var tailMu sync.Mutex
-	keep := func(line string) {
-		tailMu.Lock()
-		defer tailMu.Unlock()
-		tail = append(tail, line)
-		if len(tail) > 20 {
-			tail = tail[len(tail)-20:]
-		}
-	}
-	self := r.Ralph
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
-			stopBridge()
-			return Result{}, err
-		}
-	}
-	out, err := proc.Run(ctx, proc.Spec{Argv: append([]string{self}, job.Args...), Dir: wt, OnLine: keep, OnStderrLine: keep})
-	stopBridge()
-	<-bridged
+	out, said, err := r.runRalph(ctx, wt, job.Args, func(ctx context.Context) {
+		r.bridge(ctx, wt, wfID, runID, info.Attempt)
+	})
 	if ctx.Err() != nil {
 		log.Info("attempt cancelled", "err", ctx.Err())
 		return Result{}, ctx.Err()
 	}
-	if err != nil && out.ExitCode == 0 {
-		return Result{}, fmt.Errorf("run ralph on the worker: %w", err)
+	if err != nil {
+		return Result{}, err
 	}
-	res.ExitCode = out.ExitCode
-	tailMu.Lock()
-	res.Tail = strings.Join(tail, "\n")
-	tailMu.Unlock()
-	if len(res.Tail) > maxTail {
-		// Payloads stay small: the transcript is on this worker.
-		res.Tail = res.Tail[len(res.Tail)-maxTail:]
-	}
+	res.ExitCode, res.Tail = out.ExitCode, said
 	if res.ExitCode == 0 {
 		// What the run left uncommitted (a task's work, a spec's state
 		// markers) goes with the branch; ralph's own .ralph/ files stay.

@@ -9,14 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -161,59 +158,20 @@ func (r *Runner) SpecStep(ctx context.Context, in StepInput) (StepResult, error)
 	if err != nil {
 		return StepResult{}, err
 	}
-	self := r.Ralph
-	if self == "" {
-		if self, err = os.Executable(); err != nil {
-			return StepResult{}, err
-		}
-	}
 	db := filepath.Join(ralphDir, workspace.Database)
-	beat := r.Beat
-	if beat <= 0 {
-		beat = time.Second
-	}
-	hctx, stopBeats := context.WithCancel(ctx)
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		t := time.NewTicker(beat)
-		defer t.Stop()
-		for {
+	out, said, err := r.runRalph(ctx, wt, args, func(ctx context.Context) {
+		r.beatEvery(ctx, func(ctx context.Context) Progress {
 			p := Progress{Worker: r.Identity, Attempt: info.Attempt, Phase: "starting"}
-			stepProgress(hctx, db, &p)
-			activity.RecordHeartbeat(ctx, p)
-			select {
-			case <-hctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	var tail []string
-	var tailMu sync.Mutex
-	keep := func(line string) {
-		tailMu.Lock()
-		defer tailMu.Unlock()
-		tail = append(tail, line)
-		if len(tail) > 20 {
-			tail = tail[len(tail)-20:]
-		}
-	}
-	out, err := proc.Run(ctx, proc.Spec{Argv: append([]string{self}, args...), Dir: wt, OnLine: keep, OnStderrLine: keep})
-	stopBeats()
-	<-beating
+			stepProgress(ctx, db, &p)
+			return p
+		})
+	})
 	if ctx.Err() != nil {
 		log.Info("step cancelled", "err", ctx.Err())
 		return StepResult{}, ctx.Err()
 	}
-	tailMu.Lock()
-	said := strings.Join(tail, "\n")
-	tailMu.Unlock()
-	if len(said) > maxTail {
-		said = said[len(said)-maxTail:]
-	}
-	if err != nil && out.ExitCode == 0 {
-		return StepResult{}, fmt.Errorf("run ralph on the worker: %w", err)
+	if err != nil {
+		return StepResult{}, err
 	}
 	if out.ExitCode != 0 {
 		err := fmt.Errorf("ralph specs run exited %d on %s: %s", out.ExitCode, r.Identity, said)

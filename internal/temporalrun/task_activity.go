@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -52,45 +50,17 @@ func (r *Runner) TaskIteration(ctx context.Context, step TaskStep) (Ran, error) 
 			return Ran{}, err
 		}
 	}
-	self := r.Ralph
-	if self == "" {
-		var err error
-		if self, err = os.Executable(); err != nil {
-			return Ran{}, err
-		}
-	}
-	bctx, stopBridge := context.WithCancel(ctx)
-	bridged := make(chan struct{})
-	go func() {
-		defer close(bridged)
-		r.bridge(bctx, wt, wfID, runID, step.Attempt)
-	}()
-	var tail []string
-	var mu sync.Mutex
-	keep := func(line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		tail = append(tail, line)
-		if len(tail) > 20 {
-			tail = tail[len(tail)-20:]
-		}
-	}
-	out, err := proc.Run(ctx, proc.Spec{Argv: append([]string{self}, iterationArgs(step)...), Dir: wt, OnLine: keep, OnStderrLine: keep})
-	stopBridge()
-	<-bridged
+	out, said, err := r.runRalph(ctx, wt, iterationArgs(step), func(ctx context.Context) {
+		r.bridge(ctx, wt, wfID, runID, step.Attempt)
+	})
 	if ctx.Err() != nil {
 		log.Info("iteration cancelled", "err", ctx.Err())
 		return Ran{}, ctx.Err()
 	}
-	if err != nil && out.ExitCode == 0 {
-		return Ran{}, fmt.Errorf("run ralph on the worker: %w", err)
+	if err != nil {
+		return Ran{}, err
 	}
-	mu.Lock()
-	ran := Ran{ExitCode: out.ExitCode, Tail: strings.Join(tail, "\n"), Worker: r.Identity}
-	mu.Unlock()
-	if len(ran.Tail) > maxTail {
-		ran.Tail = ran.Tail[len(ran.Tail)-maxTail:]
-	}
+	ran := Ran{ExitCode: out.ExitCode, Tail: said, Worker: r.Identity}
 	log.Info("iteration ends", "exit", ran.ExitCode)
 	return ran, nil
 }
@@ -202,27 +172,33 @@ func keepTranscript(state, dir string) error {
 
 // beating heartbeats p every beat until the returned func is called.
 func (r *Runner) beating(ctx context.Context, p Progress) func() {
-	beat := r.Beat
-	if beat <= 0 {
-		beat = time.Second
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(beat)
-		defer t.Stop()
-		for {
-			activity.RecordHeartbeat(ctx, p)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		r.beatEvery(ctx, func(context.Context) Progress { return p })
 	}()
 	return func() {
 		cancel()
 		<-done
+	}
+}
+
+// beatEvery heartbeats what next says, now and every beat, until ctx
+// ends.
+func (r *Runner) beatEvery(ctx context.Context, next func(context.Context) Progress) {
+	beat := r.Beat
+	if beat <= 0 {
+		beat = time.Second
+	}
+	t := time.NewTicker(beat)
+	defer t.Stop()
+	for {
+		activity.RecordHeartbeat(ctx, next(ctx))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
