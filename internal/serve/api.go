@@ -60,9 +60,6 @@ type eventsPage struct {
 // apiEvents serves GET /api/events?after=ID&limit=N (oldest first, every
 // task, or ?task=ID), the page for scripts that read the whole stream.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
-	if s.remoteOnly(w) {
-		return
-	}
 	ctx := r.Context()
 	v := r.URL.Query()
 	var after, task int64
@@ -269,9 +266,6 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
-	if s.remoteOnly(w) {
-		return
-	}
 	ctx := r.Context()
 	repo, err := s.openSnapshots(ctx)
 	if err != nil {
@@ -297,9 +291,6 @@ type snapshotDiff struct {
 }
 
 func (s *Server) apiSnapshotDiff(w http.ResponseWriter, r *http.Request) {
-	if s.remoteOnly(w) {
-		return
-	}
 	repo, snap, ok := s.snapshotFor(w, r, true)
 	if !ok {
 		return
@@ -325,9 +316,6 @@ type rollbackResult struct {
 // apiRollback serves POST /api/snapshots/{name}/rollback: what ralph
 // snapshot rollback does, refused (409) while a run holds the workspace.
 func (s *Server) apiRollback(w http.ResponseWriter, r *http.Request) {
-	if s.remoteOnly(w) {
-		return
-	}
 	repo, snap, ok := s.snapshotFor(w, r, true)
 	if !ok {
 		return

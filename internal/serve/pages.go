@@ -296,10 +296,6 @@ func eventQuery(r *http.Request) (store.EventQuery, bool, error) {
 }
 
 func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "events", "Events")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "events", "Events")
 	q, all, err := eventQuery(r)
@@ -344,10 +340,6 @@ type gateAttempt struct {
 }
 
 func (s *Server) pageGates(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "gates", "Gates")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "gates", "Gates")
 	var attempts []gateAttempt
@@ -384,10 +376,6 @@ type planData struct {
 }
 
 func (s *Server) pagePlan(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "plan", "Plan")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "plan", "Plan")
 	var d planData
@@ -405,10 +393,6 @@ func (s *Server) pagePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pageApprovals(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "approvals", "Approvals")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "approvals", "Approvals")
 	var history []store.HumanRequest
@@ -428,10 +412,6 @@ func (s *Server) openSnapshots(ctx context.Context) (*snapshot.Repo, error) {
 }
 
 func (s *Server) pageSnapshots(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "snapshots", "Snapshots")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "snapshots", "Snapshots")
 	repo, err := s.openSnapshots(ctx)
@@ -511,10 +491,6 @@ func (s *Server) snapshotChanges(w http.ResponseWriter, r *http.Request) (snapsh
 }
 
 func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "snapshots", "Snapshots")
-		return
-	}
 	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return
@@ -546,10 +522,6 @@ func privateFile(path string) bool {
 }
 
 func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "snapshots", "Snapshots")
-		return
-	}
 	ctx := r.Context()
 	path := r.URL.Query().Get("path")
 	if path == "" || privateFile(path) {
@@ -599,10 +571,6 @@ func readWorkingFile(root, path string) ([]byte, error) {
 func isBinary(b []byte) bool { return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 }
 
 func (s *Server) pageRollback(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "snapshots", "Roll back")
-		return
-	}
 	d, ok := s.snapshotChanges(w, r)
 	if !ok {
 		return

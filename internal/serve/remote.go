@@ -261,13 +261,25 @@ func (s *Server) refreshRemote(ctx context.Context) {
 	}
 }
 
-// remoteOnly answers an API endpoint with no meaning for remote runs.
-func (s *Server) remoteOnly(w http.ResponseWriter) bool {
+// localPage is h, a page about this checkout's own runs; when the
+// dashboard follows remote runs it is instead a page that says why it
+// does not apply (and, for specs, lists the spec workflows).
+func (s *Server) localPage(active, title string, h http.HandlerFunc) http.HandlerFunc {
 	if s.opt.Remote == nil {
-		return false
+		return h
 	}
-	s.jsonError(w, http.StatusNotImplemented, remoteNotes["api"])
-	return true
+	return func(w http.ResponseWriter, r *http.Request) { s.remotePage(w, r, active, title) }
+}
+
+// localAPI is h, an API endpoint about this checkout's own runs; when the
+// dashboard follows remote runs it answers 501 with the reason.
+func (s *Server) localAPI(h http.HandlerFunc) http.HandlerFunc {
+	if s.opt.Remote == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.jsonError(w, http.StatusNotImplemented, remoteNotes["api"])
+	}
 }
 
 // runningRuns counts the runs still running.

@@ -106,10 +106,6 @@ func validRel(p string) bool {
 }
 
 func (s *Server) pageSpecs(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "specs", "Specs")
-		return
-	}
 	ctx := r.Context()
 	p := s.base(ctx, r, "specs", "Specs")
 	rows, err := s.specRows(ctx)
@@ -126,9 +122,6 @@ func (s *Server) pageSpecs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiSpecs(w http.ResponseWriter, r *http.Request) {
-	if s.remoteOnly(w) {
-		return
-	}
 	rows, err := s.specRows(r.Context())
 	if err != nil {
 		s.apiFail(w, err)
@@ -153,10 +146,6 @@ type logData struct {
 // pageSpecLog shows the end of one spec run log:
 // /specs/log?spec=ID&run=RUN&file=NAME.
 func (s *Server) pageSpecLog(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Remote != nil {
-		s.remotePage(w, r, "specs", "Specs")
-		return
-	}
 	v := r.URL.Query()
 	d := logData{Spec: v.Get("spec"), Run: v.Get("run"), File: v.Get("file")}
 	id := strings.TrimSuffix(d.Spec, ".md")
