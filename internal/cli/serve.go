@@ -87,15 +87,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 			if _, err := os.Stat(layout.Dir); err != nil {
 				return nil, nil
 			}
-			rows, err := specsStatus(ctx, ws, layout)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]serve.SpecRow, len(rows))
-			for i, r := range rows {
-				out[i] = serve.SpecRow(r)
-			}
-			return out, nil
+			return specsStatus(ctx, ws, layout)
 		},
 		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
 			rep, err := buildStatus(ctx, ws, st)

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -359,18 +360,9 @@ func printSpecsSummary(g *Globals, rep spec.Report) {
 	}
 }
 
-// specStatus is one row of ralph specs status.
-type specStatus struct {
-	Spec         string  `json:"spec"`
-	State        string  `json:"state"`
-	PlanAttempt  int     `json:"plan_attempt"`
-	ImplAttempts int     `json:"impl_attempts"`
-	LastResult   string  `json:"last_result,omitempty"`
-	CostUSD      float64 `json:"cost_usd"`
-	// Worktree and Branch are where a parallel run runs the spec.
-	Worktree string `json:"worktree,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-}
+// specStatus is one row of ralph specs status, the same row the
+// dashboard's specs page and GET /api/specs show.
+type specStatus = serve.SpecRow
 
 func newSpecsStatusCommand(g *Globals) *cobra.Command {
 	var asJSON bool
