@@ -78,7 +78,7 @@ func (t *temporalFlags) add(cmd *cobra.Command, submit bool) {
 	if submit {
 		f.StringVar(&t.remote, "remote", "origin", "git remote `NAME` (or URL) the workers clone and push to")
 		f.DurationVar(&t.heartbeat, "heartbeat-timeout", 30*time.Second, "retry an attempt on another worker when not heard from for this long")
-		f.IntVar(&t.maxAttempts, "attempts", 5, "attempts per workflow (a worker lost counts as one)")
+		f.IntVar(&t.maxAttempts, "attempts", 5, "how often a task, or each step of a spec, is started when its worker is lost (the first start counts)")
 	} else {
 		f.StringVar(&t.workflow, "workflow", "", "the workflow `ID` (default: the one ralph run --temporal started last here)")
 	}
