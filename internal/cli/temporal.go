@@ -713,20 +713,11 @@ func (t *temporalFlags) workflowID(ctx context.Context, g *Globals) (string, err
 }
 
 func withWorkflow(ctx context.Context, g *Globals, t *temporalFlags, fn func(c client.Client, id string) error) error {
-	_, cfg, err := openWorkspace(ctx, g)
-	if err != nil {
-		return err
-	}
 	id, err := t.workflowID(ctx, g)
 	if err != nil {
 		return err
 	}
-	c, _, err := t.dial(ctx, g, cfg)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return fn(c, id)
+	return t.withClient(ctx, g, func(c client.Client) error { return fn(c, id) })
 }
 
 func newWorkerCommand(g *Globals) *cobra.Command {

@@ -181,11 +181,17 @@ func (t *temporalFlags) targets(ctx context.Context, g *Globals) ([]submitted, e
 
 // withTargets dials the cluster and calls fn with the targets.
 func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c client.Client, recs []submitted) error) error {
-	_, cfg, err := openWorkspace(ctx, g)
+	recs, err := t.targets(ctx, g)
 	if err != nil {
 		return err
 	}
-	recs, err := t.targets(ctx, g)
+	return t.withClient(ctx, g, func(c client.Client) error { return fn(c, recs) })
+}
+
+// withClient dials the cluster the workspace's flags and ralph.toml name
+// and calls fn with the client, closed afterwards.
+func (t *temporalFlags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
+	_, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -194,7 +200,7 @@ func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c cl
 		return err
 	}
 	defer c.Close()
-	return fn(c, recs)
+	return fn(c)
 }
 
 // describeRun is a workflow's Snapshot, within queryTimeout. A closed
