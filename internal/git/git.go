@@ -1,0 +1,153 @@
+// Package git runs the git command for every part of ralph, with one
+// environment policy: the caller's directory is the repository (variables
+// that would point git elsewhere are removed), messages are in English
+// (LC_ALL=C), git never prompts, and a cancelled call asks git to stop so
+// that it removes its own lock files.
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Error is a failed git invocation: its arguments and what git said.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", e.Subcommand(), msg)
+}
+
+// Subcommand is the first argument that is not a global option.
+func (e *Error) Subcommand() string {
+	for i := 0; i < len(e.Args); i++ {
+		switch {
+		case e.Args[i] == "-c" || e.Args[i] == "-C":
+			i++
+		case !strings.HasPrefix(e.Args[i], "-"):
+			return e.Args[i]
+		}
+	}
+	return strings.Join(e.Args, " ")
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// LockBusy reports whether git failed because another process holds one of
+// its lock files, so that the same call can be tried again.
+func (e *Error) LockBusy() bool {
+	return strings.Contains(e.Stderr, ".lock': File exists")
+}
+
+// ExitCode is git's exit status, or -1 when it did not exit by itself.
+func (e *Error) ExitCode() int {
+	var ee *exec.ExitError
+	if errors.As(e.Err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// stripped lists variables that would point git somewhere else or change
+// how it reads pathspecs, locks or messages; callers set their own through
+// Options.Env.
+var stripped = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX",
+	"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+	"GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
+	"LC_ALL", "LANGUAGE",
+}
+
+// Env is the environment every git call starts from: the process's own
+// without the variables that would redirect git, plus ralph's fixed ones,
+// then extra (which wins over both).
+func Env(extra ...string) []string {
+	var env []string
+outer:
+	for _, kv := range os.Environ() {
+		for _, k := range stripped {
+			if strings.HasPrefix(kv, k+"=") {
+				continue outer
+			}
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true")
+	return append(env, extra...)
+}
+
+// Identity is the author and committer of the commits ralph makes itself
+// (snapshots, landings), for Options.Env, so that a machine with no git
+// identity works.
+var Identity = []string{
+	"GIT_AUTHOR_NAME=ralph", "GIT_AUTHOR_EMAIL=ralph@localhost",
+	"GIT_COMMITTER_NAME=ralph", "GIT_COMMITTER_EMAIL=ralph@localhost",
+}
+
+// Options are the rarer parts of a call.
+type Options struct {
+	// Env is added to Env()'s result, e.g. GIT_INDEX_FILE=… or Identity.
+	Env []string
+	// Stdin, when not nil, is git's standard input.
+	Stdin []byte
+	// ReadOnly sets GIT_OPTIONAL_LOCKS=0, so that a status or diff never
+	// refreshes or locks the user's index.
+	ReadOnly bool
+}
+
+// Run runs git with args in dir and returns its standard output. An error
+// is an *Error carrying git's standard error, or ctx's error when the call
+// was cancelled.
+func Run(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := RunWith(ctx, dir, Options{}, args...)
+	return string(out), err
+}
+
+// Line is Run with the output's surrounding white space trimmed: for
+// rev-parse, symbolic-ref and the other one-line answers.
+func Line(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := Run(ctx, dir, args...)
+	return strings.TrimSpace(out), err
+}
+
+// RunWith is Run with Options.
+func RunWith(ctx context.Context, dir string, o Options, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	// On cancel, ask git to stop so that it removes its lock files; kill it
+	// only if it has not stopped after a while.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	cmd.Dir = dir
+	cmd.Env = Env(o.Env...)
+	if o.ReadOnly {
+		cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0")
+	}
+	if o.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(o.Stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return stdout.Bytes(), ctx.Err()
+		}
+		return stdout.Bytes(), &Error{Args: args, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
