@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/task"
@@ -68,16 +66,10 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		if ctx.Err() != nil {
 			return e.finish(ctx, r, Interrupted, "interrupted; run `ralph resume` to continue"), nil
 		}
-		lim := e.opt.Limits
-		switch {
-		case lim.MaxIterations > 0 && r.iteration >= lim.MaxIterations:
-			return e.finish(ctx, r, MaxIterations, fmt.Sprintf("reached the limit of %d iterations without passing the gates", lim.MaxIterations)), nil
-		case lim.MaxDuration > 0 && e.now().Sub(start) >= lim.MaxDuration:
-			return e.finish(ctx, r, MaxDuration, fmt.Sprintf("ran for the limit of %s", lim.MaxDuration)), nil
-		case lim.MaxCost > 0 && r.cost >= lim.MaxCost:
-			return e.finish(ctx, r, MaxCost, fmt.Sprintf("spent $%.2f, over the limit of $%.2f", r.cost, lim.MaxCost)), nil
+		if end, detail := e.limitReached(r, start); end != "" {
+			return e.finish(ctx, r, end, detail), nil
 		}
-		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
+		if reason, ok := e.stopRequested(ctx); ok {
 			return e.finish(ctx, r, Stopped, "stopped on request: "+reason), nil
 		}
 		if e.opt.YieldAfter > 0 && ran >= e.opt.YieldAfter {
@@ -88,11 +80,16 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			return e.finish(ctx, r, end, detail), nil
 		}
 
+		// Before the agent runs: nothing above ended the task.
 		r.iteration++
 		ran++
 		it, err := e.iterate(ctx, r)
 		if err != nil {
 			return Outcome{}, err
+		}
+		if it.signal != "" {
+			// Before the gates run: the agent says it is done.
+			e.judge(ctx, r, &it)
 		}
 		if it.end != "" {
 			return e.finish(ctx, r, it.end, it.detail), nil
@@ -116,6 +113,21 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			}
 		}
 	}
+}
+
+// limitReached names the limit of Options.Limits the run has reached
+// before another iteration, with its explanation; "" when none.
+func (e *Engine) limitReached(r *run, start time.Time) (Reason, string) {
+	lim := e.opt.Limits
+	switch {
+	case lim.MaxIterations > 0 && r.iteration >= lim.MaxIterations:
+		return MaxIterations, fmt.Sprintf("reached the limit of %d iterations without passing the gates", lim.MaxIterations)
+	case lim.MaxDuration > 0 && e.now().Sub(start) >= lim.MaxDuration:
+		return MaxDuration, fmt.Sprintf("ran for the limit of %s", lim.MaxDuration)
+	case lim.MaxCost > 0 && r.cost >= lim.MaxCost:
+		return MaxCost, fmt.Sprintf("spent $%.2f, over the limit of $%.2f", r.cost, lim.MaxCost)
+	}
+	return "", ""
 }
 
 // yieldRecord is what a run that yielded keeps for the next: the counts
@@ -185,156 +197,96 @@ type iterResult struct {
 	detail string
 	calls  []stall.Call
 	errors []string
+	// signal, when set, is the agent's completion signal: the iteration
+	// is still open, for judge to run the gates on.
+	signal string
+	turn   *agentTurn
 }
 
+// iterate runs one iteration up to the end of its agent call: the
+// iteration's start, its prompt, the agent. It records how the iteration
+// ended, except when the agent signalled completion (it.signal): then the
+// iteration is left for judge.
 func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
-	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
+	phase, end, detail, err := e.startIteration(ctx, r)
+	if err != nil || end != "" {
+		return iterResult{end: end, detail: detail}, err
+	}
+	system, user, err := e.iterationPrompt(r)
+	if err != nil {
 		return iterResult{}, err
+	}
+	turn, err := e.callAgent(ctx, r, phase, system, user)
+	if err != nil {
+		return iterResult{}, err
+	}
+	if out, ended := e.callEnd(ctx, r, turn); ended {
+		return out, nil
+	}
+	r.agentErrors = 0
+	signal := e.completionSignal(turn.res.Result)
+	if signal == "" {
+		e.endIteration(ctx, r, phase, outContinue, turn.res.Result, turn.calls)
+	}
+	return iterResult{calls: turn.calls, errors: turn.errors, signal: signal, turn: turn}, nil
+}
+
+// startIteration numbers the iteration in iteration.txt, runs the PLAN
+// phase check and records the iteration's start. A plan that just opened
+// BUILD may start with a Human or a Stop that ends the task (end): then
+// the iteration did not happen.
+func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end Reason, detail string, err error) {
+	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
+		return "", "", "", err
 	}
 	pausepoint.At(pausepoint.IterationFile)
 	e.report(r, Progress{Stage: StageIteration, Message: fmt.Sprintf("iteration %d", r.iteration)})
 	e.planCheck(ctx, r)
-	// A plan that just opened BUILD may start with a Human or a Stop.
 	if end, detail := e.advance(ctx, r); end != "" {
 		r.iteration--
 		_ = e.ws.SetInt(workspace.Iteration, r.iteration)
-		return iterResult{end: end, detail: detail}, nil
+		return "", end, detail, nil
 	}
-	phase := e.ws.Phase()
+	phase = e.ws.Phase()
 	if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
-		return iterResult{}, err
+		return "", "", "", err
 	}
+	return phase, "", "", nil
+}
 
+// iterationPrompt builds the iteration's system and user prompts.
+func (e *Engine) iterationPrompt(r *run) (system, user string, err error) {
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
 	if r.route == task.Mutation && data.Phase == workspace.PhasePlan {
 		data.PlanUpdate = mutation.PromptAddition(r.number)
 	}
 	e.applyStepPrompt(&data, r)
-	system, user, err := e.prompts(data)
-	if err != nil {
-		return iterResult{}, err
-	}
-
-	var calls []stall.Call
-	var agentErrs []string
-	var res agent.Result
-	for {
-		calls, agentErrs = calls[:0], agentErrs[:0]
-		emit := func(ev agent.Event) {
-			if ev.Kind == agent.KindToolCall {
-				calls = append(calls, stall.Call{Name: ev.Tool, Input: ev.Input})
-			}
-			if ev.Kind == agent.KindError {
-				agentErrs = append(agentErrs, ev.Text)
-			}
-			e.agentEvent(r, ev, len(calls))
-		}
-		// The iteration ends at its own timeout or when the run's time
-		// is up (max-duration), whichever comes first.
-		var deadline time.Time
-		if t := e.opt.Limits.IterationTimeout; t > 0 {
-			deadline = e.now().Add(t)
-		}
-		runOut := !r.deadline.IsZero() && (deadline.IsZero() || r.deadline.Before(deadline))
-		if runOut {
-			deadline = r.deadline
-		}
-		ictx, cancel := ctx, context.CancelFunc(func() {})
-		if !deadline.IsZero() {
-			ictx, cancel = context.WithDeadline(ctx, deadline)
-		}
-		res, err = e.agentOf(r).Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
-		timedOut := ictx.Err() != nil && ctx.Err() == nil
-		cancel()
-		e.reportEscapes(r)
-
-		var rl *agent.RateLimitError
-		if errors.As(err, &rl) && e.exhausted(rl) && r.fallback < len(e.opt.Fallbacks) {
-			// The backend ran out: the next iteration runs on the next.
-			from := e.agentOf(r).Name()
-			r.fallback++
-			r.rateWaits = 0
-			e.endIteration(ctx, r, phase, outExhausted, res, calls)
-			when := "with no time given"
-			if !rl.ResetAt.IsZero() {
-				when = "until " + rl.ResetAt.Format(time.RFC3339)
-			}
-			e.harnessEvent(r, "fallback", fmt.Sprintf("%s ran out (%s, %s); iteration %d runs on %s",
-				from, rl.Message, when, r.iteration+1, e.agentOf(r).Name()), "")
-			return iterResult{}, nil
-		}
-		if errors.As(err, &rl) {
-			if end, detail := e.waitRateLimit(ctx, r, rl); end != "" {
-				e.endIteration(ctx, r, phase, outInterrupt, res, calls)
-				return iterResult{end: end, detail: detail}, nil
-			}
-			if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
-				return iterResult{}, err
-			}
-			continue
-		}
-		r.rateWaits = 0
-		if res.ToolCalls < len(calls) {
-			res.ToolCalls = len(calls)
-		}
-		switch {
-		case ctx.Err() != nil:
-			e.endIteration(ctx, r, phase, outInterrupt, res, calls)
-			return iterResult{end: Interrupted, detail: "interrupted; run `ralph resume` to continue"}, nil
-		case errors.Is(err, agent.ErrNotFound):
-			e.endIteration(ctx, r, phase, outAgentErr, res, calls)
-			return iterResult{end: AgentError, detail: err.Error()}, nil
-		case timedOut && runOut:
-			e.endIteration(ctx, r, phase, outTimeout, res, calls)
-			return iterResult{end: MaxDuration, detail: fmt.Sprintf("ran for the limit of %s (the agent was stopped in iteration %d)", e.opt.Limits.MaxDuration, r.iteration)}, nil
-		case timedOut:
-			e.endIteration(ctx, r, phase, outTimeout, res, calls)
-			e.harnessEvent(r, "timeout", fmt.Sprintf("iteration %d hit the %s iteration timeout; the agent was stopped", r.iteration, e.opt.Limits.IterationTimeout), "")
-			return iterResult{calls: toCalls(calls), errors: []string{"iteration timeout"}}, nil
-		case errors.Is(err, proc.ErrIdle) || errors.Is(err, agent.ErrIdle):
-			e.endIteration(ctx, r, phase, outIdle, res, calls)
-			e.harnessEvent(r, "timeout", fmt.Sprintf("the agent printed nothing for %s and was stopped", e.opt.Limits.IdleTimeout), "")
-			return iterResult{calls: toCalls(calls), errors: []string{"idle timeout"}}, nil
-		case err != nil:
-			r.agentErrors++
-			e.endIteration(ctx, r, phase, outAgentErr, res, calls)
-			e.harnessEvent(r, "agent-error", err.Error(), "")
-			if r.agentErrors >= e.opt.Limits.AgentErrors {
-				return iterResult{end: AgentError, detail: fmt.Sprintf("the agent failed %d times in a row: %v", r.agentErrors, err)}, nil
-			}
-			return iterResult{calls: toCalls(calls), errors: append(agentErrs, err.Error())}, nil
-		}
-		break
-	}
-	r.agentErrors = 0
-
-	// Completion signals: the status file, the promise at the end of the
-	// final message only, or an agent that finished without tools.
-	signal := ""
-	switch {
-	case e.ws.Status() == workspace.StatusComplete:
-		signal = "status.txt says complete"
-	case promised(res.Final, e.opt.Promise):
-		signal = "the final message ends with the promise"
-	case res.ToolCalls == 0:
-		signal = "the agent finished without calling a tool"
-	}
-	out := iterResult{calls: toCalls(calls), errors: agentErrs}
-	outcome := outContinue
-	if signal != "" {
-		var gateErrs []string
-		outcome, out.end, out.detail, gateErrs = e.complete(ctx, r, signal)
-		out.errors = append(out.errors, gateErrs...)
-	}
-	e.endIteration(ctx, r, phase, outcome, res, calls)
-	return out, nil
+	return e.prompts(data)
 }
 
-func toCalls(c []stall.Call) []stall.Call { return append([]stall.Call(nil), c...) }
+// completionSignal names the agent's completion signal, "" when it gave
+// none: the status file, the promise at the end of the final message
+// only, or an agent that finished without tools.
+func (e *Engine) completionSignal(res agent.Result) string {
+	switch {
+	case e.ws.Status() == workspace.StatusComplete:
+		return "status.txt says complete"
+	case promised(res.Final, e.opt.Promise):
+		return "the final message ends with the promise"
+	case res.ToolCalls == 0:
+		return "the agent finished without calling a tool"
+	}
+	return ""
+}
 
-func agentRequest(root, system, user string, n int, idle time.Duration) agent.Request {
-	return agent.Request{Dir: root, System: system, Prompt: user, Iteration: n, IdleTimeout: idle}
+// judge hands the completion signal of it to the completion handler,
+// which runs the gates, and records how the iteration ended.
+func (e *Engine) judge(ctx context.Context, r *run, it *iterResult) {
+	outcome, end, detail, gateErrs := e.complete(ctx, r, it.signal)
+	it.end, it.detail = end, detail
+	it.errors = append(it.errors, gateErrs...)
+	e.endIteration(ctx, r, it.turn.phase, outcome, it.turn.res.Result, it.turn.calls)
 }
 
 // promised reports whether final ends with the promise: the last
@@ -359,60 +311,6 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 		e.log.Error("record iteration", "err", err)
 	}
 	r.cost += res.Usage.CostUSD
-}
-
-// agentOf returns the backend r runs on now.
-func (e *Engine) agentOf(r *run) agent.Agent {
-	if r.fallback > 0 && r.fallback <= len(e.opt.Fallbacks) {
-		return e.opt.Fallbacks[r.fallback-1]
-	}
-	return e.opt.Agent
-}
-
-// exhausted reports whether rl means the backend ran out rather than
-// being briefly limited: its limit lifts later than Limits.MaxWait, or it
-// gives no time and says a quota or usage limit ran out.
-func (e *Engine) exhausted(rl *agent.RateLimitError) bool {
-	if rl.ResetAt.IsZero() {
-		return agent.IsQuota(rl.Message)
-	}
-	return rl.ResetAt.Sub(e.now()) > e.opt.Limits.MaxWait
-}
-
-// waitRateLimit waits until the limit lifts, showing a countdown. A stop
-// request, the run's time limit or Ctrl-C ends the wait, and the run, with
-// the reason it returns.
-func (e *Engine) waitRateLimit(ctx context.Context, r *run, rl *agent.RateLimitError) (Reason, string) {
-	wait := e.opt.Limits.Backoff << min(r.rateWaits, 10)
-	if !rl.ResetAt.IsZero() {
-		wait = rl.ResetAt.Sub(e.now())
-	}
-	wait = max(wait, time.Second)
-	wait = min(wait, e.opt.Limits.MaxWait)
-	r.rateWaits++
-	e.harnessEvent(r, "rate-limit", fmt.Sprintf("rate limited (%s); waiting %s before retrying iteration %d", rl.Message, wait.Round(time.Second), r.iteration), "")
-	deadline := e.now().Add(wait)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		now := e.now()
-		left := deadline.Sub(now)
-		if left <= 0 {
-			return "", ""
-		}
-		if !r.deadline.IsZero() && !now.Before(r.deadline) {
-			return MaxDuration, fmt.Sprintf("ran for the limit of %s (waiting out a rate limit)", e.opt.Limits.MaxDuration)
-		}
-		if reason, ok, _ := e.st.State(ctx, store.KeyStopRequest); ok {
-			return Stopped, "stopped on request while waiting out a rate limit: " + reason
-		}
-		e.report(r, Progress{Stage: StageWait, Message: fmt.Sprintf("rate limited; retrying in %s", left.Round(time.Second))})
-		select {
-		case <-ctx.Done():
-			return Interrupted, "interrupted while waiting out a rate limit; run `ralph resume` to continue"
-		case <-tick.C:
-		}
-	}
 }
 
 // agentEvent records and shows one agent event.

@@ -177,8 +177,6 @@ type run struct {
 	gateFailures int
 	// agentErrors counts agent failures in a row.
 	agentErrors int
-	// rateWaits counts rate-limit waits in a row, for the backoff.
-	rateWaits int
 	// fallback is how many backends of Options.Fallbacks this run has
 	// moved on to (0: Options.Agent).
 	fallback int
