@@ -63,6 +63,16 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// NowClock is a Clock that tells the time with its function (a caller's
+// injected clock) and sleeps for real.
+type NowClock func() time.Time
+
+// Now calls f.
+func (f NowClock) Now() time.Time { return f() }
+
+// Sleep waits d or until ctx ends.
+func (NowClock) Sleep(ctx context.Context, d time.Duration) error { return RealClock{}.Sleep(ctx, d) }
+
 // Attempt is one run of an agent within a call.
 type Attempt struct {
 	// N counts the runs of this call from 1.

@@ -36,7 +36,7 @@ func (e *Engine) callAgent(ctx context.Context, r *run, phase, system, user stri
 		Backoff:     lim.Backoff,
 		Stop:        agentcall.StopFunc(e.stopRequested),
 		Sink:        &iterationSink{e: e, r: r, turn: turn},
-		Clock:       engineClock{e.now},
+		Clock:       agentcall.NowClock(e.now),
 	}
 	chain := e.chain(r)
 	res, err := c.Call(ctx, chain, agent.Request{Dir: e.ws.Root, System: system, Prompt: user, Iteration: r.iteration})
@@ -99,15 +99,6 @@ func (s *iterationSink) Waiting(rl *agent.RateLimitError, wait time.Duration) {
 
 func (s *iterationSink) Countdown(left time.Duration) {
 	s.e.report(s.r, Progress{Stage: StageWait, Message: fmt.Sprintf("rate limited; retrying in %s", left.Round(time.Second))})
-}
-
-// engineClock is Options.Now, with real sleeps.
-type engineClock struct{ now func() time.Time }
-
-func (c engineClock) Now() time.Time { return c.now() }
-
-func (engineClock) Sleep(ctx context.Context, d time.Duration) error {
-	return agentcall.RealClock{}.Sleep(ctx, d)
 }
 
 // callEnd maps an agent call that did not finish to how the iteration

@@ -80,6 +80,8 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 	if po.WorktreeLock == nil {
 		po.WorktreeLock = &sync.Mutex{}
 	}
+	p.forgetStop(ctx) // one left from before this run is not for it
+	defer p.forgetStop(ctx)
 	d := &driver{p: p, po: po, cancel: cancel}
 	if po.Line == nil {
 		d.po.Line = func(_ Spec, line string) { p.progress("%s", line) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agentcall"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -73,6 +74,10 @@ type Options struct {
 	Backoff time.Duration
 	// AgentTimeout and IdleTimeout bound one agent call; zero means none.
 	AgentTimeout, IdleTimeout time.Duration
+	// Deadline is when the whole run's time is up: an agent call or a
+	// wait for a rate limit to lift that reaches it ends the run with an
+	// error that wraps ErrTimeUp. Zero means no limit.
+	Deadline time.Time
 	// MaxWait caps one wait for a rate limit to lift; default 1 hour.
 	MaxWait time.Duration
 	// Humans, when set, lets a <Human> in the plan ask a person (see
@@ -118,6 +123,16 @@ type EventRecords interface {
 }
 
 var _ EventRecords = (*store.Store)(nil)
+
+// StopRequests is how a stop request (ralph stop) reaches the pipeline,
+// when the Records also implement it (the store does): it ends a wait for
+// a rate limit to lift, and the run, with an error that wraps ErrStopped.
+type StopRequests interface {
+	State(ctx context.Context, key string) (string, bool, error)
+	DeleteState(ctx context.Context, key string) error
+}
+
+var _ StopRequests = (*store.Store)(nil)
 
 // Pipeline runs specs.
 type Pipeline struct {
@@ -205,9 +220,12 @@ var ErrAgentUnavailable = errors.New("agent unavailable")
 
 // Run runs every spec in order. A spec that fails does not stop the
 // others. It returns an error (with the report so far) only when the run
-// cannot go on: the context ended, an agent is missing, or the state files
-// cannot be written.
+// cannot go on: the context ended, an agent is missing, a stop request or
+// the run's deadline ended a wait for a rate limit (ErrStopped,
+// ErrTimeUp), or the state files cannot be written.
 func (p *Pipeline) Run(ctx context.Context, specs []Spec) (Report, error) {
+	p.forgetStop(ctx) // one left from before this run is not for it
+	defer p.forgetStop(ctx)
 	var rep Report
 	for i, s := range specs {
 		p.progress("[%d/%d] %s", i+1, len(specs), s.Rel)
@@ -391,18 +409,7 @@ func (p *Pipeline) backoff(ctx context.Context, n int) error {
 	}
 	d = min(d, 5*time.Minute)
 	p.progress("  retrying in %s", d)
-	return sleep(ctx, d)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return agentcall.RealClock{}.Sleep(ctx, d)
 }
 
 // promptData fills what every prompt shares.
@@ -432,105 +439,6 @@ func (p *Pipeline) promptData(s Spec) (promptData, error) {
 	}, nil
 }
 
-// call runs one agent call, its full output going to the log at path.
-// Rate limits are waited out and the call retried; they never count as a
-// failure. The returned error is the agent's (ErrAgentUnavailable wraps a
-// missing program); a context that ended is returned as is.
-func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Role, attempt int, system, prompt, logName string) (agent.Result, error) {
-	req := agent.Request{Dir: p.opt.Layout.Root, System: system, Prompt: prompt, Iteration: attempt, IdleTimeout: p.opt.IdleTimeout}
-	title := fmt.Sprintf("%s %s, attempt %d", role, r.s.Rel, attempt)
-	for {
-		lg, err := openRunLog(filepath.Join(r.logs, logName), title, req)
-		if err != nil {
-			return agent.Result{}, err
-		}
-		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if p.opt.AgentTimeout > 0 {
-			cctx, cancel = context.WithTimeout(ctx, p.opt.AgentTimeout)
-		}
-		callID := p.startCall(ctx, r, role, attempt)
-		er, counts := p.opt.Records.(EventRecords)
-		counts = counts && callID != 0
-		events, saved := 0, time.Time{}
-		res, err := ag.Run(cctx, req, func(e agent.Event) {
-			lg.event(e)
-			events++
-			if counts && time.Since(saved) >= time.Second {
-				saved = time.Now()
-				if err := er.SetSpecCallEvents(ctx, callID, events); err != nil {
-					p.log.Warn("record call events", "err", err)
-				}
-			}
-		})
-		cancel()
-		if counts {
-			if err := er.SetSpecCallEvents(context.WithoutCancel(ctx), callID, events); err != nil {
-				p.log.Warn("record call events", "err", err)
-			}
-		}
-		r.rec.CostUSD += res.Usage.CostUSD
-		if p.opt.OnCost != nil && res.Usage.CostUSD != 0 {
-			p.opt.OnCost(res.Usage.CostUSD)
-		}
-		outcome := "agent finished"
-		if err != nil {
-			outcome = "agent error: " + err.Error()
-		}
-		p.endCall(ctx, callID, outcome, res.Usage.CostUSD)
-		if lerr := lg.close(res, outcome); lerr != nil {
-			p.log.Warn("write run log", "err", lerr)
-		}
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		var rl *agent.RateLimitError
-		if errors.As(err, &rl) {
-			wait := time.Minute
-			if !rl.ResetAt.IsZero() {
-				wait = time.Until(rl.ResetAt)
-			}
-			wait = min(max(wait, time.Second), p.opt.MaxWait)
-			p.progress("  %s: rate limited; waiting %s", r.s.Rel, wait.Round(time.Second))
-			if err := sleep(ctx, wait); err != nil {
-				return res, err
-			}
-			continue
-		}
-		if errors.Is(err, agent.ErrNotFound) {
-			return res, fmt.Errorf("%w: %s: %w", ErrAgentUnavailable, ag.Name(), err)
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no result within %s", p.opt.AgentTimeout)
-		}
-		return res, err
-	}
-}
-
-// startCall records the start of an agent call; 0 when the records keep
-// no calls or the write failed (a missing call row never stops a run).
-func (p *Pipeline) startCall(ctx context.Context, r *specRun, role Role, attempt int) int64 {
-	cr, ok := p.opt.Records.(CallRecords)
-	if !ok {
-		return 0
-	}
-	id, err := cr.StartSpecCall(ctx, r.s.Rel, p.opt.Worktree, string(role), attempt)
-	if err != nil {
-		p.log.Warn("record call", "err", err)
-		return 0
-	}
-	return id
-}
-
-func (p *Pipeline) endCall(ctx context.Context, id int64, outcome string, cost float64) {
-	cr, ok := p.opt.Records.(CallRecords)
-	if !ok || id == 0 {
-		return
-	}
-	if err := cr.EndSpecCall(context.WithoutCancel(ctx), id, outcome, cost); err != nil {
-		p.log.Warn("record call end", "err", err)
-	}
-}
-
 // note appends the harness's judgement to a run log.
 func note(dir, name, format string, args ...any) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -543,5 +451,6 @@ func note(dir, name, format string, args ...any) {
 
 // fatal reports whether an agent error ends the whole run.
 func fatal(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable) || errors.Is(err, ErrMaxCost)
+	return ctx.Err() != nil || errors.Is(err, ErrAgentUnavailable) || errors.Is(err, ErrMaxCost) ||
+		errors.Is(err, ErrStopped) || errors.Is(err, ErrTimeUp)
 }
