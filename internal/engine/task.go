@@ -288,66 +288,105 @@ func (e *Engine) nextNumber(ctx context.Context, prev int) (int, error) {
 // Deleting the start record is the last step: until then a resume calls
 // finishStart again.
 func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec startRecord) (task.Task, error) {
-	n, prev := r.number, rec.Prev
 	if err := e.syncOrigin(ctx, r.taskID, message); err != nil {
 		return task.Task{}, err
 	}
-	previous := "none"
-	startNote := ""
-	if e.opt.Snapshots != nil {
-		name := snapshot.TaskPre(n)
-		saved, err := e.opt.Snapshots.Exists(ctx, name)
-		if err != nil {
-			return task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
+	previous, startNote, err := e.snapshotBefore(ctx, r.number, rec.Prev, message)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if err := e.resetForTask(r.number, rec); err != nil {
+		return task.Task{}, err
+	}
+	planText := e.ws.PlanContent()
+	t, opt, err := e.writeTask(ctx, r.number, message, rec, previous, planText)
+	if err != nil {
+		return task.Task{}, err
+	}
+	if err := e.route(r, t, opt, planText); err != nil {
+		return task.Task{}, err
+	}
+	if err := e.recordStart(ctx, r, planText); err != nil {
+		return task.Task{}, err
+	}
+	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", r.number, r.route, opt, firstLine(message))})
+	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", r.number, r.route, opt), "")
+	if startNote != "" {
+		e.harnessEvent(r, "snapshot", startNote, "")
+	}
+	return t, nil
+}
+
+// snapshotBefore saves task-N-pre for task n, once (an earlier attempt
+// at this start may have saved it: then it is only put on record). It
+// returns the snapshot the task parser names as the previous task's state
+// ("none" without snapshots) and a note on what was saved, "" when
+// nothing was.
+func (e *Engine) snapshotBefore(ctx context.Context, n, prev int, message string) (previous, note string, err error) {
+	previous = "none"
+	if e.opt.Snapshots == nil {
+		return previous, "", nil
+	}
+	name := snapshot.TaskPre(n)
+	saved, err := e.opt.Snapshots.Exists(ctx, name)
+	if err != nil {
+		return "", "", fmt.Errorf("snapshot before task %d: %w", n, err)
+	}
+	if saved {
+		// An earlier attempt at this start saved it (the number was
+		// free when the task was recorded); make sure it is on record.
+		if err := e.recordSnapshot(ctx, name, n); err != nil {
+			return "", "", err
 		}
-		switch {
-		case saved:
-			// An earlier attempt at this start saved it (the number was
-			// free when the task was recorded); make sure it is on record.
-			if err := e.recordSnapshot(ctx, name, n); err != nil {
-				return task.Task{}, err
-			}
-		default:
-			empty, err := treeIsEmpty(e.ws.Root)
-			if err != nil {
-				return task.Task{}, err
-			}
-			if prev == 0 && empty {
-				break
-			}
-			snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
-			if err != nil {
-				return task.Task{}, fmt.Errorf("snapshot before task %d: %w", n, err)
-			}
-			pausepoint.At(pausepoint.TaskPreSnapshot)
-			_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
-			startNote = fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
-			if dirty := uncommittedChanges(ctx, e.ws.Root); dirty > 0 {
-				startNote += fmt.Sprintf(", including %d uncommitted changes of yours", dirty)
-			}
-		}
-		if prev > 0 {
-			if ok, _ := e.opt.Snapshots.Exists(ctx, snapshot.TaskPost(prev)); ok {
-				previous = snapshot.TaskPost(prev)
-			} else {
-				previous = name
-			}
+	} else if note, err = e.savePre(ctx, name, n, prev, message); err != nil {
+		return "", "", err
+	}
+	if prev > 0 {
+		previous = name
+		if ok, _ := e.opt.Snapshots.Exists(ctx, snapshot.TaskPost(prev)); ok {
+			previous = snapshot.TaskPost(prev)
 		}
 	}
+	return previous, note, nil
+}
 
-	// Clean stale state. The previous summary goes to the history first
-	// (once: an earlier attempt may have appended it already), and is
-	// kept for the task parser before summary.md is cleared.
-	summary := rec.Summary
-	if prev > 0 {
-		line := firstLine(summary)
+// savePre saves the snapshot called name before task n, except for the
+// first task of an empty tree, and returns a note on what it saved.
+func (e *Engine) savePre(ctx context.Context, name string, n, prev int, message string) (string, error) {
+	empty, err := treeIsEmpty(e.ws.Root)
+	if err != nil {
+		return "", err
+	}
+	if prev == 0 && empty {
+		return "", nil
+	}
+	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
+	if err != nil {
+		return "", fmt.Errorf("snapshot before task %d: %w", n, err)
+	}
+	pausepoint.At(pausepoint.TaskPreSnapshot)
+	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
+	note := fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
+	if dirty := uncommittedChanges(ctx, e.ws.Root); dirty > 0 {
+		note += fmt.Sprintf(", including %d uncommitted changes of yours", dirty)
+	}
+	return note, nil
+}
+
+// resetForTask cleans the previous task's state for task n. The previous
+// summary goes to the history first (once: an earlier attempt may have
+// appended it already); the start record keeps it for the task parser
+// before summary.md is cleared. The counter moves last.
+func (e *Engine) resetForTask(n int, rec startRecord) error {
+	if rec.Prev > 0 {
+		line := firstLine(rec.Summary)
 		if line == "" {
 			line = "(no summary)"
 		}
-		entry := fmt.Sprintf("- Task %d: %s\n", prev, line)
+		entry := fmt.Sprintf("- Task %d: %s\n", rec.Prev, line)
 		if history, _ := e.ws.Read(workspace.TaskHistory); !strings.HasSuffix(history, entry) {
 			if err := e.ws.Append(workspace.TaskHistory, entry); err != nil {
-				return task.Task{}, err
+				return err
 			}
 		}
 	}
@@ -359,18 +398,18 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 		workspace.Phase:     workspace.PhasePlan,
 	} {
 		if err := e.ws.Write(name, content); err != nil {
-			return task.Task{}, fmt.Errorf("reset .ralph/%s: %w", name, err)
+			return fmt.Errorf("reset .ralph/%s: %w", name, err)
 		}
 	}
 	pausepoint.At(pausepoint.TaskCounter)
-	if err := e.ws.SetInt(workspace.TaskCounter, n); err != nil {
-		return task.Task{}, err
-	}
+	return e.ws.SetInt(workspace.TaskCounter, n)
+}
 
-	planText := e.ws.PlanContent()
+// writeTask parses message into task n's task.md and writes it.
+func (e *Engine) writeTask(ctx context.Context, n int, message string, rec startRecord, previous, planText string) (task.Task, task.Option, error) {
 	in := task.Input{Message: message, PlanExists: planText != "", Counter: n, Previous: previous}
-	if prev > 0 {
-		in.PreviousSummary = strings.TrimSpace(summary)
+	if rec.Prev > 0 {
+		in.PreviousSummary = strings.TrimSpace(rec.Summary)
 	}
 	in.Files = listFiles(e.ws.Root, task.MaxPromptFiles)
 	parser := e.opt.TaskParser
@@ -379,12 +418,19 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	}
 	t, opt, err := parser.Parse(ctx, in)
 	if err != nil {
-		return task.Task{}, fmt.Errorf("parse task: %w", err)
+		return task.Task{}, task.Option{}, fmt.Errorf("parse task: %w", err)
 	}
 	if err := e.ws.Write(workspace.Task, string(task.Format(t))); err != nil {
-		return task.Task{}, fmt.Errorf("write task.md: %w", err)
+		return task.Task{}, task.Option{}, fmt.Errorf("write task.md: %w", err)
 	}
 	pausepoint.At(pausepoint.TaskWritten)
+	return t, opt, nil
+}
+
+// route decides how the engine runs task t and sets r.route: a fresh
+// task or a mutation of the plan, a bug fix (straight to BUILD, against
+// the plan as it is), or one that needs clarification first.
+func (e *Engine) route(r *run, t task.Task, opt task.Option, planText string) error {
 	route := t.Route()
 	if route == task.NeedsClarification && opt.Method != task.OptionA {
 		// Only a model's reading may stop a task for clarification; the
@@ -397,31 +443,29 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 			route = task.Mutation
 		}
 	}
-	if route == task.Bugfix {
-		// A bug fix skips the plan update and builds against the plan as it is.
-		if err := e.ws.SetPhase(workspace.PhaseBuild); err != nil {
-			return task.Task{}, err
-		}
-	}
 	r.route = route
+	if route == task.Bugfix {
+		return e.ws.SetPhase(workspace.PhaseBuild)
+	}
+	return nil
+}
+
+// recordStart records the task's route and the plan it started with,
+// forgets a stop request made before it, and completes the start.
+func (e *Engine) recordStart(ctx context.Context, r *run, planText string) error {
 	for _, err := range []error{
-		e.st.SetTaskType(ctx, r.taskID, string(route)),
-		e.st.SetState(ctx, taskTypeKey(r.taskID), string(route)),
+		e.st.SetTaskType(ctx, r.taskID, string(r.route)),
+		e.st.SetState(ctx, taskTypeKey(r.taskID), string(r.route)),
 		e.st.SetState(ctx, planAtStartKey(r.taskID), hashString(planText)),
 		e.st.DeleteState(ctx, store.KeyStopRequest),
 		// The start is complete.
 		e.st.DeleteState(ctx, startKey(r.taskID)),
 	} {
 		if err != nil {
-			return task.Task{}, fmt.Errorf("record the start of task %d: %w", n, err)
+			return fmt.Errorf("record the start of task %d: %w", r.number, err)
 		}
 	}
-	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", n, route, opt, firstLine(message))})
-	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", n, route, opt), "")
-	if startNote != "" {
-		e.harnessEvent(r, "snapshot", startNote, "")
-	}
-	return t, nil
+	return nil
 }
 
 // syncOrigin keeps origin.md the first task's message (SPEC §2): the
