@@ -144,6 +144,7 @@ const (
 
 var outcomeNames = [...]string{"finished", "failed", "not-found", "timed-out", "idle", "time-up", "stopped", "interrupted", "fell-back"}
 
+// String names the outcome.
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
 		return outcomeNames[o]
