@@ -209,7 +209,7 @@ func (c *Caller) Call(ctx context.Context, chain *Chain, req agent.Request) (Res
 	req.IdleTimeout = c.IdleTimeout
 	var out Result
 	var total agent.Usage
-	for waits := 0; ; {
+	for waits := 0; ; waits++ {
 		out.Attempts++
 		a := Attempt{N: out.Attempts, Agent: chain.Agent(), Request: req}
 		if c.Sink != nil {
@@ -218,40 +218,25 @@ func (c *Caller) Call(ctx context.Context, chain *Chain, req agent.Request) (Res
 			}
 		}
 		ran := c.run(ctx, a)
-		res, err := ran.res, ran.err
-		total = total.Add(res.Usage)
-		res.Usage = total
-		out.Result, out.Err = res, err
+		total = total.Add(ran.res.Usage)
+		out.Result, out.Err = ran.res, ran.err
+		out.Usage = total
 
 		var rl *agent.RateLimitError
-		switch {
-		case ctx.Err() != nil:
-			out.Outcome = Interrupted
-		case errors.As(err, &rl) && c.exhausted(rl, clock.Now()) && chain.hasNext():
-			chain.Current++
-			out.Outcome, out.Limit = FellBack, rl
-		case errors.As(err, &rl):
-			out.Limit = rl
-			if end, reason := c.wait(ctx, rl, waits); end != Finished {
-				out.Outcome, out.Waiting, out.StopReason = end, true, reason
-				return out, nil
-			}
-			waits++
-			continue
-		case errors.Is(err, agent.ErrNotFound):
-			out.Outcome = NotFound
-		case ran.timedOut && ran.timeUp:
-			out.Outcome = TimeUp
-		case ran.timedOut:
-			out.Outcome = TimedOut
-		case errors.Is(err, proc.ErrIdle) || errors.Is(err, agent.ErrIdle):
-			out.Outcome = Idle
-		case err != nil:
-			out.Outcome = Failed
-		default:
-			out.Outcome = Finished
+		if ctx.Err() != nil || !errors.As(ran.err, &rl) {
+			out.Outcome = ran.outcome(ctx)
+			return out, nil
 		}
-		return out, nil
+		out.Limit = rl
+		if c.exhausted(rl, clock.Now()) && chain.hasNext() {
+			chain.Current++
+			out.Outcome = FellBack
+			return out, nil
+		}
+		if end, reason := c.wait(ctx, rl, waits); end != Finished {
+			out.Outcome, out.Waiting, out.StopReason = end, true, reason
+			return out, nil
+		}
 	}
 }
 
@@ -290,6 +275,25 @@ func (c *Caller) run(ctx context.Context, a Attempt) ran {
 		c.Sink.End(ctx, a, res, err)
 	}
 	return ran{res: res, err: err, timedOut: timedOut, timeUp: timeUp}
+}
+
+// outcome says how a run that met no rate limit ended the call.
+func (r ran) outcome(ctx context.Context) Outcome {
+	switch {
+	case ctx.Err() != nil:
+		return Interrupted
+	case errors.Is(r.err, agent.ErrNotFound):
+		return NotFound
+	case r.timedOut && r.timeUp:
+		return TimeUp
+	case r.timedOut:
+		return TimedOut
+	case errors.Is(r.err, proc.ErrIdle) || errors.Is(r.err, agent.ErrIdle):
+		return Idle
+	case r.err != nil:
+		return Failed
+	}
+	return Finished
 }
 
 // exhausted reports whether rl means the agent ran out rather than being
