@@ -22,6 +22,13 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but the task is in the PLAN phase with a plan written: completion deferred, the plan is validated next iteration", signal), "")
 		return outDeferred, "", "", nil
 	}
+	if end, detail := e.guardProtected(ctx, r); end != "" {
+		out := outProtected
+		if end != ProtectedChanged {
+			out = outInterrupt
+		}
+		return out, end, detail, nil
+	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
 	e.reportEscapes(r)

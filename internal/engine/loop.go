@@ -35,6 +35,10 @@ const (
 // loop runs iterations until the task ends.
 func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	ctx = e.withProcRecording(ctx, r)
+	// The task's own gates, and what an agent killed mid-iteration left in
+	// the harness's files, before anything reads them.
+	e.taskGates(ctx, r)
+	e.undoLeftover(ctx, r)
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
@@ -205,6 +209,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		return iterResult{}, err
 	}
 
+	e.writeGuardNotes(r)
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
 	if r.route == task.Mutation && data.Phase == workspace.PhasePlan {
@@ -244,9 +249,11 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		if !deadline.IsZero() {
 			ictx, cancel = context.WithDeadline(ctx, deadline)
 		}
+		e.sealOwned(ctx, r)
 		res, err = e.agentOf(r).Run(ictx, agentRequest(e.ws.Root, system, user, r.iteration, e.opt.Limits.IdleTimeout), emit)
 		timedOut := ictx.Err() != nil && ctx.Err() == nil
 		cancel()
+		e.afterAgent(ctx, r)
 		e.reportEscapes(r)
 
 		var rl *agent.RateLimitError
@@ -470,6 +477,9 @@ func (e *Engine) report(r *run, p Progress) {
 func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
 	wctx, cancel := detached(ctx)
 	defer cancel()
+	if s := e.tamperSummary(wctx, r); s != "" {
+		detail += " — " + s
+	}
 	status := store.TaskDone
 	if reason == Interrupted {
 		status = store.TaskInterrupted

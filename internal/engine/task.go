@@ -194,6 +194,13 @@ type run struct {
 	deadline time.Time
 	// escapes collects processes that left their group (procs.go).
 	escapes escapes
+	// seal is the harness's files as the agent found them, while the
+	// agent runs; configHash is ralph.toml's hash then (guard.go).
+	seal       map[string]string
+	configHash string
+	// guardNotes are what feedback.md tells the agent next about its
+	// changes the harness undid.
+	guardNotes []string
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the
@@ -223,6 +230,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	if err := e.ws.Init(); err != nil {
 		return nil, task.Task{}, err
 	}
+	e.warnWeakenedGates(ctx)
 	prev := e.ws.Int(workspace.TaskCounter)
 	n, err := e.nextNumber(ctx, prev)
 	if err != nil {
@@ -410,6 +418,7 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 		e.st.SetTaskType(ctx, r.taskID, string(route)),
 		e.st.SetState(ctx, taskTypeKey(r.taskID), string(route)),
 		e.st.SetState(ctx, planAtStartKey(r.taskID), hashString(planText)),
+		e.recordGates(ctx, r),
 		e.st.DeleteState(ctx, store.KeyStopRequest),
 		// The start is complete.
 		e.st.DeleteState(ctx, startKey(r.taskID)),
