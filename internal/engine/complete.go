@@ -64,6 +64,7 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 
 	r.gateFailures++
 	_ = e.ws.Write(workspace.Feedback, gate.Feedback(results))
+	e.writeGuardNotes(r)
 	_ = e.ws.SetStatus(workspace.StatusRunning)
 	for _, f := range failed {
 		errs = append(errs, f.Gate+": "+f.Message)

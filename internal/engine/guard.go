@@ -405,7 +405,11 @@ func (e *Engine) guardProtected(ctx context.Context, r *run) (Reason, string) {
 		lines[i] = c.Line()
 	}
 	list := strings.Join(lines, ", ")
-	data := map[string]any{"what": "protected", "files": changes, "policy": e.opt.Guard.OnChange}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	data := map[string]any{"what": "protected", "file": strings.Join(paths, ", "), "files": changes, "policy": e.opt.Guard.OnChange}
 	switch e.opt.Guard.OnChange {
 	case config.GuardAllow:
 		e.tamper(r, "the agent changed files the gates depend on: "+list+" (allowed by [guard] on_change)", data)
@@ -454,6 +458,7 @@ func (e *Engine) askProtected(ctx context.Context, r *run, fp, prompt string) (s
 		if err != nil {
 			return req, AgentError, err.Error()
 		}
+		e.harnessEvent(r, "guard-request", prompt, "")
 		e.notify(ctx, fmt.Sprintf("ralph: task %d: the agent changed files the gates depend on (request %d) — `ralph pending` shows the diff; answer with `ralph approve %d` or `ralph reject %d`", r.number, req.ID, req.ID, req.ID))
 	}
 	if req.Status != store.HumanPending {
