@@ -97,7 +97,15 @@ end against their real CLIs (see the README for each one's setup). Not amp:
 The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
   stalled 7, stopped 8, rejected 9, agent-error 10, needs-clarification 11,
-  interrupted 130 (Ctrl-C; continue with ralph resume).`,
+  protected-changed 14 (the agent changed a test or gate file under
+  [guard] on_change = "fail"), interrupted 130 (Ctrl-C; continue with
+  ralph resume).
+
+The harness's files are the harness's: an agent's write to phase.txt,
+task.md, origin.md, iteration.txt, task-counter.txt or task-history.md is
+undone and reported; a task keeps the gates it started with; a change to
+ralph.toml, a file a gate runs, or an existing test holds the completion
+as [guard] on_change says (ask by default: ralph pending shows the diff).`,
 		Example: `  ralph run "add a dark mode toggle to the settings page"
   ralph run --agent claude --max-cost 5 "fix the failing date parser tests"
   ralph run --agent script --script demo.json "build the landing page"`,

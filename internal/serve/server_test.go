@@ -748,3 +748,22 @@ func TestSpecLogs(t *testing.T) {
 		}
 	}
 }
+
+// The overview counts the agent's changes the harness undid or held, and
+// links to them; a task without any shows no such line.
+func TestOverviewCountsTampers(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	if _, body, _ := f.do("GET", "/", ""); strings.Contains(body, "Tampered") {
+		t.Error("an overview without tamper events shows the Tampered line")
+	}
+	f.event(store.Event{Source: store.SourceHarness, Kind: store.KindTamper, Text: "the agent wrote .ralph/phase.txt; the harness decides the phase (undone)", Data: `{"what":"file","file":".ralph/phase.txt"}`})
+	f.event(store.Event{Source: store.SourceHarness, Kind: store.KindTamper, Text: "the agent changed ralph.toml", Data: `{"what":"config"}`})
+	_, body, _ := f.do("GET", "/", "")
+	if !strings.Contains(body, `<dt>Tampered</dt><dd><a href="/events?kind=tamper"`) || !strings.Contains(body, ">2</a>") {
+		t.Errorf("overview does not count 2 tamper events:\n%s", body)
+	}
+	_, page, _ := f.do("GET", "/events?kind=tamper", "")
+	if !strings.Contains(page, "the harness decides the phase (undone)") {
+		t.Error("the events page does not list the tamper events")
+	}
+}

@@ -93,6 +93,7 @@ var reasons = map[string]string{
 	"agent-error":         "The agent failed in a way retrying did not fix.",
 	"interrupted":         "The process ended before the task did; `ralph resume` continues it.",
 	"needs-clarification": "The task was too unclear to start; answer the question and run again.",
+	"protected-changed":   "The agent changed files the gates depend on, and [guard] on_change = \"fail\" ends the run for that.",
 }
 
 func explain(reason string) string { return reasons[reason] }
