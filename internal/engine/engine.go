@@ -215,6 +215,9 @@ type Outcome struct {
 	CostUSD    float64 `json:"cost_usd"`
 	// Elapsed is this invocation's wall time.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Tampers counts the agent's changes to what is not its own that
+	// the harness undid or held in this task (tamper events).
+	Tampers int `json:"tampers,omitempty"`
 }
 
 // ErrNothingToResume means the latest task already ended.

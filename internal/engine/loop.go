@@ -497,6 +497,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		o.CostUSD = t.CostUSD
 		o.Elapsed = e.now().Sub(t.StartedAt)
 	}
+	o.Tampers, _ = e.st.CountEvents(wctx, r.taskID, store.KindTamper)
 	e.report(r, Progress{Stage: StageEnd, Outcome: &o, Message: detail})
 	return o
 }
