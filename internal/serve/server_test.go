@@ -767,3 +767,18 @@ func TestOverviewCountsTampers(t *testing.T) {
 		t.Error("the events page does not list the tamper events")
 	}
 }
+
+// A request's details — the diff of a protected file — show under its
+// first line as they are, lines kept, not folded into the headline.
+func TestPendingRequestShowsItsDetails(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	f.request(store.HumanRequest{Type: store.HumanConfirmation, StepKey: "guard:abc",
+		Prompt: "The agent changed 1 file(s) the gates depend on (since task-2-pre):\n\nM scripts/check.sh (gate check reads it)\n-grep -q ok out.txt\n+exit 0"})
+	_, body, _ := f.do("GET", "/", "")
+	if !strings.Contains(body, `<p class="prompt">The agent changed 1 file(s) the gates depend on (since task-2-pre):</p>`) {
+		t.Errorf("the headline is not the first line:\n%s", body)
+	}
+	if !strings.Contains(body, "<pre class=\"details\">M scripts/check.sh (gate check reads it)\n-grep -q ok out.txt\n&#43;exit 0</pre>") {
+		t.Errorf("the diff is not shown as it is:\n%s", body)
+	}
+}

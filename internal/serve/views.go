@@ -44,6 +44,13 @@ var funcs = template.FuncMap{
 	"explain":  explain,
 	"add":      func(a, b int) int { return a + b },
 	"tokens":   humanCount,
+	// headline and details split a request's prompt: its first line, and
+	// the rest (a <Human>'s text, the diff of a protected file) as it is.
+	"headline": func(s string) string { h, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return h },
+	"details": func(s string) string {
+		_, d, _ := strings.Cut(strings.TrimSpace(s), "\n")
+		return strings.Trim(d, "\n")
+	},
 }
 
 // trimOneLine folds s to one line of at most n bytes.
