@@ -17,6 +17,15 @@ import (
 // phase with a plan written the signal is deferred: the plan is validated
 // at the top of the next iteration. Otherwise the gates decide.
 func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome string, end Reason, detail string, errs []string) {
+	if content := e.ws.PlanContent(); e.ws.Phase() == workspace.PhasePlan && content != "" && e.planUnchanged(ctx, r, content) {
+		// The previous task's plan, untouched: no iteration validates it,
+		// so asking to finish is no progress until the plan changes.
+		_ = e.ws.SetStatus(workspace.StatusRunning)
+		_ = e.ws.Write(workspace.Feedback, e.planUpdateNeeded(r))
+		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but .ralph/plan.tsx is still the previous task's: nothing to validate until it is updated for task %d", signal, r.number), "")
+		r.idle = true
+		return outDeferred, "", "", []string{"asked to finish with the previous task's plan unchanged"}
+	}
 	if e.ws.Phase() == workspace.PhasePlan && e.ws.PlanContent() != "" {
 		_ = e.ws.SetStatus(workspace.StatusRunning)
 		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but the task is in the PLAN phase with a plan written: completion deferred, the plan is validated next iteration", signal), "")

@@ -106,7 +106,8 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		}
 
 		// Stall detection, on every iteration that ran to its end.
-		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors}
+		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors, Idle: r.idle}
+		r.idle = false
 		if h, err := tracker.Hash(ctx); err == nil {
 			obs.TreeHash = h
 		}

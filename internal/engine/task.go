@@ -201,6 +201,9 @@ type run struct {
 	// guardNotes are what feedback.md tells the agent next about its
 	// changes the harness undid.
 	guardNotes []string
+	// idle marks the iteration as no progress for stall detection: it
+	// asked to finish with the previous task's plan unchanged.
+	idle bool
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the
