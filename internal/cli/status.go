@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -238,7 +239,11 @@ func printStatus(g *Globals, r statusReport) {
 		if i == 0 {
 			label = "  gates:    "
 		}
-		fmt.Fprintf(g.Stdout, "%s %s %s\n", label, gr.Status, gr.Gate)
+		reason := ""
+		if gr.Status == string(gate.Skip) {
+			reason = " — " + trimOneLine(gr.Message, 100)
+		}
+		fmt.Fprintf(g.Stdout, "%s %s %s%s\n", label, gr.Status, gr.Gate, reason)
 	}
 	for i, sr := range r.Steps {
 		label := "            "
