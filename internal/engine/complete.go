@@ -50,6 +50,9 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))
 		}
 		e.snapshotPost(ctx, r)
+		if e.unverified() {
+			return outCompleted, Completed, fmt.Sprintf("only ralph's built-in gates ran: %s, after %d iterations", gate.Tally(results), r.iteration), nil
+		}
 		return outCompleted, Completed, fmt.Sprintf("all %d quality gates passed after %d iterations", len(results), r.iteration), nil
 	}
 

@@ -211,6 +211,9 @@ type Outcome struct {
 	CostUSD    float64 `json:"cost_usd"`
 	// Elapsed is this invocation's wall time.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Unverified marks a completion that no gate of the project's own
+	// checked: it rests on the agent's word, and Detail says so.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // ErrNothingToResume means the latest task already ended.

@@ -44,6 +44,11 @@ var funcs = template.FuncMap{
 	"explain":  explain,
 	"add":      func(a, b int) int { return a + b },
 	"tokens":   humanCount,
+	// unverified: a completion no gate of the project's own checked
+	// (the engine opens its detail with "unverified:").
+	"unverified": func(reason, detail string) bool {
+		return reason == "completed" && strings.HasPrefix(detail, "unverified:")
+	},
 }
 
 // trimOneLine folds s to one line of at most n bytes.
