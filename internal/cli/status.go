@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -244,7 +245,11 @@ func printStatus(g *Globals, r statusReport) {
 		if i == 0 {
 			label = "  gates:    "
 		}
-		fmt.Fprintf(g.Stdout, "%s %s %s\n", label, gr.Status, gr.Gate)
+		reason := ""
+		if gr.Status == string(gate.Skip) {
+			reason = " — " + trimOneLine(gr.Message, 100)
+		}
+		fmt.Fprintf(g.Stdout, "%s %s %s%s\n", label, gr.Status, gr.Gate, reason)
 	}
 	if r.Tampers > 0 {
 		fmt.Fprintf(g.Stdout, "  tampered:   %d (the agent changed what is not its own; the harness undid or held it — ralph log)\n", r.Tampers)

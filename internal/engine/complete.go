@@ -46,15 +46,13 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		return outInterrupt, Interrupted, "interrupted while the gates ran; run `ralph resume` to continue", nil
 	}
 	rows := make([]store.GateResult, len(results))
-	var summary []string
 	for i, res := range results {
 		rows[i] = store.GateResult{TaskID: r.taskID, Iteration: r.iteration, Gate: res.Gate, Status: string(res.Status), Message: res.Message, Fix: res.Fix}
-		summary = append(summary, fmt.Sprintf("%s %s", res.Gate, res.Status))
 	}
 	if err := e.st.AddGateResults(ctx, rows); err != nil {
 		e.log.Error("record gate results", "err", err)
 	}
-	e.report(r, Progress{Stage: StageGates, Message: strings.Join(summary, ", ")})
+	e.report(r, Progress{Stage: StageGates, Message: gate.Summary(results), Gates: results})
 
 	failed := gate.Failed(results)
 	if len(failed) == 0 {
@@ -68,6 +66,9 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))
 		}
 		e.snapshotPost(ctx, r)
+		if e.unverified() {
+			return outCompleted, Completed, fmt.Sprintf("only ralph's built-in gates ran: %s, after %d iterations", gate.Tally(results), r.iteration), nil
+		}
 		return outCompleted, Completed, fmt.Sprintf("all %d quality gates passed after %d iterations", len(results), r.iteration), nil
 	}
 

@@ -218,6 +218,9 @@ type Outcome struct {
 	// Tampers counts the agent's changes to what is not its own that
 	// the harness undid or held in this task (tamper events).
 	Tampers int `json:"tampers,omitempty"`
+	// Unverified marks a completion that no gate of the project's own
+	// checked: it rests on the agent's word, and Detail says so.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // ErrNothingToResume means the latest task already ended.

@@ -478,6 +478,10 @@ func (e *Engine) report(r *run, p Progress) {
 func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
 	wctx, cancel := detached(ctx)
 	defer cancel()
+	unverified := reason == Completed && e.unverified()
+	if unverified {
+		detail = UnverifiedDetail + " (" + detail + ")"
+	}
 	if s := e.tamperSummary(wctx, r); s != "" {
 		detail += " — " + s
 	}
@@ -493,7 +497,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
 	}
 	e.harnessEvent(r, "end", fmt.Sprintf("%s: %s", reason, detail), "")
-	o := Outcome{Reason: reason, Detail: detail, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
+	o := Outcome{Reason: reason, Detail: detail, Unverified: unverified, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
 	if t, err := e.st.GetTask(wctx, r.taskID); err == nil {
 		o.CostUSD = t.CostUSD
 		o.Elapsed = e.now().Sub(t.StartedAt)

@@ -41,6 +41,7 @@ func (e *Engine) Run(ctx context.Context, message string) (Outcome, error) {
 	if strings.TrimSpace(message) == "" {
 		return Outcome{}, errors.New("run: the task message is empty")
 	}
+	e.warnUnverified()
 	r, t, err := e.startTask(ctx, message)
 	if err != nil {
 		return Outcome{}, err
@@ -65,6 +66,7 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("%w: task %d ended (%s: %s)%s", ErrNothingToResume, t.Number, t.Reason, t.Detail, hint)
 		}
 	}
+	e.warnUnverified()
 	if raw, ok, err := e.st.State(ctx, startKey(t.ID)); err != nil {
 		return Outcome{}, err
 	} else if ok {

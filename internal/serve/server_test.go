@@ -94,6 +94,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 		_ = st.AddGateResults(ctx, []store.GateResult{
 			{TaskID: f.task, Iteration: 2, Gate: "tests", Status: "fail", Message: "2 tests failed", Fix: "go test ./..."},
 			{TaskID: f.task, Iteration: 2, Gate: "lint", Status: "pass"},
+			{TaskID: f.task, Iteration: 2, Gate: "plan-diff", Status: "skip", Message: "no plan to compare"},
 		})
 	}
 	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond,
@@ -660,7 +661,7 @@ func TestOtherPages(t *testing.T) {
 	_ = f.st.PutSpec(ctx, store.SpecRecord{ID: "area/0001-login.md", State: "implementing", ImplAttempts: 2, LastResult: "gates failed"})
 	r := f.request(store.HumanRequest{Type: store.HumanSelect, Prompt: "Which region?", Options: []string{"eu", "us"}})
 	cases := map[string][]string{
-		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed"},
+		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed", `<tr class="g-skip"><td>plan-diff</td><td><span class="badge">skip</span></td><td>no plan to compare</td>`},
 		"/plan":             {"&lt;Plan&gt;", "name=&#34;deploy&#34;", "Write it", "FAIL", "fix the tests"},
 		"/specs":            {"area/0001-login.md", "implementing", "gates failed"},
 		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID)},
@@ -668,7 +669,7 @@ func TestOtherPages(t *testing.T) {
 		"/api/pending":      {`"prompt": "Which region?"`},
 		"/api/status":       {`"message": "add a login page"`},
 		"/static/app.js":    {"EventSource"},
-		"/static/style.css": {"@media (max-width: 640px)"},
+		"/static/style.css": {"@media (max-width: 640px)", ".g-skip {"},
 	}
 	for p, wants := range cases {
 		code, body, _ := f.do("GET", p, "")

@@ -51,6 +51,11 @@ var funcs = template.FuncMap{
 		_, d, _ := strings.Cut(strings.TrimSpace(s), "\n")
 		return strings.Trim(d, "\n")
 	},
+	// unverified: a completion no gate of the project's own checked
+	// (the engine opens its detail with "unverified:").
+	"unverified": func(reason, detail string) bool {
+		return reason == "completed" && strings.HasPrefix(detail, "unverified:")
+	},
 }
 
 // trimOneLine folds s to one line of at most n bytes.
