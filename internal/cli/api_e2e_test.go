@@ -91,7 +91,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			for _, want := range []string{"task.md by " + tc.option, "plan validated", "completed — all"} {
+			for _, want := range []string{"task.md by " + tc.option, "plan validated", "completed — unverified: no gate checks this task's work"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}

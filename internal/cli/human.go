@@ -64,7 +64,15 @@ func runPending(ctx context.Context, g *Globals, asJSON bool) error {
 	}
 	now := time.Now()
 	for _, r := range reqs {
-		fmt.Fprintf(g.Stdout, "%d\t%s\t%s\n", r.ID, r.Type, trimOneLine(r.Prompt, 100))
+		head, rest, _ := strings.Cut(strings.TrimSpace(r.Prompt), "\n")
+		fmt.Fprintf(g.Stdout, "%d\t%s\t%s\n", r.ID, r.Type, trimOneLine(head, 100))
+		// The details (a <Human>'s text, the diff of a protected file)
+		// follow in full: they are what the person decides on.
+		for _, l := range strings.Split(strings.Trim(rest, "\n"), "\n") {
+			if rest != "" {
+				fmt.Fprintf(g.Stdout, "\t%s\n", l)
+			}
+		}
 		if len(r.Options) > 0 {
 			fmt.Fprintf(g.Stdout, "\toptions: %s\n", strings.Join(r.Options, ", "))
 		}

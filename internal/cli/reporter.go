@@ -119,7 +119,7 @@ func (r *reporter) Notice(level slog.Level, text string) {
 	r.mu.Lock()
 	p := r.last
 	r.mu.Unlock()
-	p.Stage, p.Message, p.Event, p.Outcome = engine.StageWarning, text, nil, nil
+	p.Stage, p.Message, p.Event, p.Outcome, p.Gates = engine.StageWarning, text, nil, nil, nil
 	if level >= slog.LevelError {
 		p.Stage = engine.StageError
 	}

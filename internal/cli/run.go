@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/detect"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -97,7 +98,15 @@ end against their real CLIs (see the README for each one's setup). Not amp:
 The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
   stalled 7, stopped 8, rejected 9, agent-error 10, needs-clarification 11,
-  interrupted 130 (Ctrl-C; continue with ralph resume).`,
+  protected-changed 14 (the agent changed a test or gate file under
+  [guard] on_change = "fail"), interrupted 130 (Ctrl-C; continue with
+  ralph resume).
+
+The harness's files are the harness's: an agent's write to phase.txt,
+task.md, origin.md, iteration.txt, task-counter.txt or task-history.md is
+undone and reported; a task keeps the gates it started with; a change to
+ralph.toml, a file a gate runs, or an existing test holds the completion
+as [guard] on_change says (ask by default: ralph pending shows the diff).`,
 		Example: `  ralph run "add a dark mode toggle to the settings page"
   ralph run --agent claude --max-cost 5 "fix the failing date parser tests"
   ralph run --agent script --script demo.json "build the landing page"`,
@@ -279,12 +288,18 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 }
 
 func newInitCommand(g *Globals) *cobra.Command {
-	return &cobra.Command{
+	var noDetect bool
+	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create .ralph/ and a commented ralph.toml",
+		Short: "Create .ralph/ and a ralph.toml with this project's checks as gates",
 		Long: `Set up this git repository for ralph: .ralph/ with its state files and a
 .gitignore for ralph's private files (database, lock, logs), and a commented
-ralph.toml at the root when there is none. Safe to run twice.`,
+ralph.toml at the root when there is none. The project's own checks become
+its [[gates]]: go.mod gives go build, go vet and go test; package.json its
+build, typecheck, lint and test scripts (through npm, pnpm, yarn or bun, by
+the lockfile); pyproject.toml or pytest.ini gives pytest; Cargo.toml cargo
+test; a Makefile test target make test. An existing ralph.toml without gates
+gets them added; one with gates is kept as it is. Safe to run twice.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, _, err := openWorkspace(cmd.Context(), g)
@@ -294,21 +309,17 @@ ralph.toml at the root when there is none. Safe to run twice.`,
 			if err := ws.Init(); err != nil {
 				return err
 			}
-			path := ws.Root + "/" + config.FileName
-			created := "kept"
-			if _, err := workspace.ReadFileIfExists(path); err != nil {
+			written, err := detect.WriteConfig(ws.Root, !noDetect)
+			if err != nil {
 				return err
-			} else if ok, _ := workspace.Exists(path); !ok {
-				if err := workspace.WriteFile(path, []byte(config.Template)); err != nil {
-					return err
-				}
-				created = "created"
 			}
-			fmt.Fprintf(g.Stdout, "initialized %s\n%s %s\n", ws.StateDir(), created, config.FileName)
+			fmt.Fprintf(g.Stdout, "initialized %s\n%s", ws.StateDir(), written)
 			fmt.Fprintf(g.Stdout, "next: ralph run \"what you want done\"\n")
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&noDetect, "no-detect", false, "do not look for the project's checks; write no gates")
+	return cmd
 }
 
 func newStopCommand(g *Globals) *cobra.Command {

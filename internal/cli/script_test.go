@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -35,9 +36,22 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@ralph.invalid")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			// Gates that run the go command share the test's build cache.
+			if c, err := goCache(); err == nil {
+				env.Setenv("GOCACHE", c)
+			}
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 	})
+}
+
+// goCache is the go command's build cache outside the scripts.
+func goCache() (string, error) {
+	if c := os.Getenv("GOCACHE"); c != "" {
+		return c, nil
+	}
+	c, err := os.UserCacheDir()
+	return filepath.Join(c, "go-build"), err
 }
 
 // cmdExitCode runs a command and checks its exit status:

@@ -333,6 +333,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		Agent:   ag,
 		Gates:   buildGates(cfg, g.Logger),
 		Promise: cfg.Promise,
+		Guard:   engine.Guard{Protect: cfg.Guard.Protect, OnChange: cfg.Guard.OnChange, Timeout: cfg.Guard.Timeout.Duration},
 		Limits: engine.Limits{
 			MaxIterations:    cfg.Limits.MaxIterations,
 			MaxDuration:      cfg.Limits.MaxDuration.Duration,

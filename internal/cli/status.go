@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -29,7 +30,10 @@ type statusReport struct {
 	Steps      []store.StepRecord   `json:"steps,omitempty"`
 	Pending    []store.HumanRequest `json:"pending,omitempty"`
 	ToolCalls  int                  `json:"tool_calls"`
-	Totals     totals               `json:"all_tasks"`
+	// Tampers counts the agent's changes to what is not its own that the
+	// harness undid or held (ralph log shows each).
+	Tampers int    `json:"tampers"`
+	Totals  totals `json:"all_tasks"`
 	// Plan is the check of .ralph/plan.tsx as it is now; nil without one.
 	Plan *planStatus `json:"plan,omitempty"`
 	// Worktree and Branch are where a ralph run --worktree task runs; its
@@ -159,6 +163,9 @@ func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) 
 		}
 	}
 	rep.Plan = checkPlan(ctx, tws)
+	if rep.Tampers, err = st.CountEvents(ctx, t.ID, store.KindTamper); err != nil {
+		return rep, err
+	}
 	if rep.Steps, err = st.Steps(ctx, t.ID); err != nil {
 		return rep, err
 	}
@@ -238,7 +245,14 @@ func printStatus(g *Globals, r statusReport) {
 		if i == 0 {
 			label = "  gates:    "
 		}
-		fmt.Fprintf(g.Stdout, "%s %s %s\n", label, gr.Status, gr.Gate)
+		reason := ""
+		if gr.Status == string(gate.Skip) {
+			reason = " — " + trimOneLine(gr.Message, 100)
+		}
+		fmt.Fprintf(g.Stdout, "%s %s %s%s\n", label, gr.Status, gr.Gate, reason)
+	}
+	if r.Tampers > 0 {
+		fmt.Fprintf(g.Stdout, "  tampered:   %d (the agent changed what is not its own; the harness undid or held it — ralph log)\n", r.Tampers)
 	}
 	for i, sr := range r.Steps {
 		label := "            "

@@ -57,6 +57,51 @@ type Config struct {
 	// Temporal configures running tasks and specs as Temporal workflows
 	// (ralph run/specs run/worker --temporal): [temporal].
 	Temporal Temporal `toml:"temporal"`
+
+	// Guard says which files the gates depend on and what a change to
+	// one by the agent does: [guard].
+	Guard Guard `toml:"guard"`
+}
+
+// Guard is the [guard] table: the files the gates depend on, beyond
+// ralph.toml and the files a gate's argv names, and what happens when the
+// agent changes one during a task.
+type Guard struct {
+	// Protect are globs (** for any depth) of files the agent must not
+	// delete or modify without a say-so; set, they replace
+	// DefaultProtect. New files are never held.
+	Protect []string `toml:"protect"`
+	// OnChange is what a change to a protected file does when the agent
+	// asks to finish: "ask" (a person approves or rejects it), "restore"
+	// (the files are put back), "fail" (the run ends) or "allow" (it is
+	// recorded only).
+	OnChange string `toml:"on_change"`
+	// Timeout bounds how long "ask" waits; no answer rejects.
+	Timeout Duration `toml:"timeout"`
+}
+
+// Guard policies for [guard] on_change.
+const (
+	GuardAsk     = "ask"
+	GuardRestore = "restore"
+	GuardFail    = "fail"
+	GuardAllow   = "allow"
+)
+
+// DefaultProtect are the usual test layouts of Go, Python, JS/TS, Rust and
+// Java: test files, test data and test runner configuration.
+var DefaultProtect = []string{
+	// Go
+	"**/*_test.go", "**/testdata/**",
+	// Python
+	"**/test_*.py", "**/*_test.py", "**/tests/**", "**/conftest.py", "pytest.ini", "tox.ini",
+	// JS/TS
+	"**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**",
+	"**/jest.config.*", "**/vitest.config.*", "**/playwright.config.*", "**/karma.conf.*", "**/.mocharc*",
+	// Rust: tests/** above; benches too
+	"**/benches/**",
+	// Java
+	"**/src/test/**",
 }
 
 // Temporal is the [temporal] table: where the Temporal cluster is and how
@@ -202,6 +247,7 @@ func Default() Config {
 		Stall: Stall{Repeat: 3, NoProgress: 3, RepeatedErrors: 3},
 		Theme: Theme{Stylesheet: "src/index.css"},
 		Specs: DefaultSpecs(),
+		Guard: Guard{Protect: DefaultProtect, OnChange: GuardAsk, Timeout: Duration{30 * time.Minute}},
 	}
 }
 
@@ -322,6 +368,14 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s: [gates.build] timeout must not be negative", FileName)
 		}
 	}
+	switch c.Guard.OnChange {
+	case GuardAsk, GuardRestore, GuardFail, GuardAllow:
+	default:
+		return fmt.Errorf("%s: [guard] on_change = %q (want ask, restore, fail or allow)", FileName, c.Guard.OnChange)
+	}
+	if c.Guard.Timeout.Duration <= 0 {
+		return fmt.Errorf("%s: [guard] timeout must be positive", FileName)
+	}
 	if c.Limits.MaxIterations < 0 || c.Limits.GateFailures < 0 || c.Limits.MaxCost < 0 {
 		return fmt.Errorf("%s: limits must not be negative", FileName)
 	}
@@ -409,6 +463,17 @@ repeated_errors = 3        # the same error this many times
 
 [theme]
 stylesheet = "src/index.css"
+
+# What the agent may not change without a say-so: ralph.toml, the files a
+# gate's argv names, and the files these globs match (the default: the
+# usual test layouts of Go, Python, JS/TS, Rust and Java). A deleted or
+# modified one holds the completion; new files are always fine.
+# [guard]
+# protect = ["**/*_test.go", "**/testdata/**", "tests/**"]   # replaces the default
+# on_change = "ask"        # ask: a person approves or rejects (the files come
+#                          # back); restore: put them back; fail: end the run
+#                          # (exit 14); allow: record only
+# timeout = "30m"          # an unanswered ask rejects after this long
 
 # [agents.claude]
 # binary = "claude"

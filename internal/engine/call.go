@@ -73,10 +73,14 @@ type iterationSink struct {
 // tool calls and errors.
 func (s *iterationSink) Begin(ctx context.Context, a agentcall.Attempt) error {
 	s.turn.calls, s.turn.errors = nil, nil
-	if a.N == 1 {
-		return nil
+	if a.N > 1 {
+		if err := s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label()); err != nil {
+			return err
+		}
 	}
-	return s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label())
+	// The harness's files as the agent finds them (guard.go).
+	s.e.sealOwned(ctx, s.r)
+	return nil
 }
 
 func (s *iterationSink) Event(ev agent.Event) {
@@ -89,7 +93,10 @@ func (s *iterationSink) Event(ev agent.Event) {
 	s.e.agentEvent(s.r, ev, len(s.turn.calls))
 }
 
-func (s *iterationSink) End(context.Context, agentcall.Attempt, agent.Result, error) {
+// End undoes the agent's writes to the harness's files before anything
+// reads them again, and before the gates run.
+func (s *iterationSink) End(ctx context.Context, _ agentcall.Attempt, _ agent.Result, _ error) {
+	s.e.afterAgent(ctx, s.r)
 	s.e.reportEscapes(s.r)
 }
 

@@ -17,10 +17,26 @@ import (
 // phase with a plan written the signal is deferred: the plan is validated
 // at the top of the next iteration. Otherwise the gates decide.
 func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome string, end Reason, detail string, errs []string) {
+	if content := e.ws.PlanContent(); e.ws.Phase() == workspace.PhasePlan && content != "" && e.planUnchanged(ctx, r, content) {
+		// The previous task's plan, untouched: no iteration validates it,
+		// so asking to finish is no progress until the plan changes.
+		_ = e.ws.SetStatus(workspace.StatusRunning)
+		_ = e.ws.Write(workspace.Feedback, e.planUpdateNeeded(r))
+		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but .ralph/plan.tsx is still the previous task's: nothing to validate until it is updated for task %d", signal, r.number), "")
+		r.idle = true
+		return outDeferred, "", "", []string{"asked to finish with the previous task's plan unchanged"}
+	}
 	if e.ws.Phase() == workspace.PhasePlan && e.ws.PlanContent() != "" {
 		_ = e.ws.SetStatus(workspace.StatusRunning)
 		e.harnessEvent(r, "complete-deferred", fmt.Sprintf("%s, but the task is in the PLAN phase with a plan written: completion deferred, the plan is validated next iteration", signal), "")
 		return outDeferred, "", "", nil
+	}
+	if end, detail := e.guardProtected(ctx, r); end != "" {
+		out := outProtected
+		if end != ProtectedChanged {
+			out = outInterrupt
+		}
+		return out, end, detail, nil
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
@@ -30,15 +46,13 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		return outInterrupt, Interrupted, "interrupted while the gates ran; run `ralph resume` to continue", nil
 	}
 	rows := make([]store.GateResult, len(results))
-	var summary []string
 	for i, res := range results {
 		rows[i] = store.GateResult{TaskID: r.taskID, Iteration: r.iteration, Gate: res.Gate, Status: string(res.Status), Message: res.Message, Fix: res.Fix}
-		summary = append(summary, fmt.Sprintf("%s %s", res.Gate, res.Status))
 	}
 	if err := e.st.AddGateResults(ctx, rows); err != nil {
 		e.log.Error("record gate results", "err", err)
 	}
-	e.report(r, Progress{Stage: StageGates, Message: strings.Join(summary, ", ")})
+	e.report(r, Progress{Stage: StageGates, Message: gate.Summary(results), Gates: results})
 
 	failed := gate.Failed(results)
 	if len(failed) == 0 {
@@ -52,11 +66,15 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 			_ = e.ws.Write(workspace.Feedback, gate.Feedback(w))
 		}
 		e.snapshotPost(ctx, r)
+		if e.unverified() {
+			return outCompleted, Completed, fmt.Sprintf("only ralph's built-in gates ran: %s, after %d iterations", gate.Tally(results), r.iteration), nil
+		}
 		return outCompleted, Completed, fmt.Sprintf("all %d quality gates passed after %d iterations", len(results), r.iteration), nil
 	}
 
 	r.gateFailures++
 	_ = e.ws.Write(workspace.Feedback, gate.Feedback(results))
+	e.writeGuardNotes(r)
 	_ = e.ws.SetStatus(workspace.StatusRunning)
 	for _, f := range failed {
 		errs = append(errs, f.Gate+": "+f.Message)

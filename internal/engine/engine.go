@@ -64,6 +64,8 @@ type Options struct {
 	AgentName string
 	Gates     []gate.Gate
 	Limits    Limits
+	// Guard protects the files the gates depend on.
+	Guard Guard
 	// Promise is the completion promise; empty means the default.
 	Promise string
 	Stall   stall.Config
@@ -188,6 +190,8 @@ func (r Reason) ExitCode() int {
 	case Yielded:
 		// 12 is ralph run --worktree's landing conflict.
 		return 13
+	case ProtectedChanged:
+		return 14
 	case Interrupted:
 		return 130
 	}
@@ -197,7 +201,7 @@ func (r Reason) ExitCode() int {
 // Reasons lists every reason a task ends with, in exit-code order
 // (Yielded, which leaves the task open, is not one).
 func Reasons() []Reason {
-	return []Reason{Completed, MaxIterations, MaxDuration, MaxCost, GateFailures, Stalled, Stopped, Rejected, AgentError, NeedsClarification, Interrupted}
+	return []Reason{Completed, MaxIterations, MaxDuration, MaxCost, GateFailures, Stalled, Stopped, Rejected, AgentError, NeedsClarification, ProtectedChanged, Interrupted}
 }
 
 // Outcome is how a run ended.
@@ -211,6 +215,12 @@ type Outcome struct {
 	CostUSD    float64 `json:"cost_usd"`
 	// Elapsed is this invocation's wall time.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Tampers counts the agent's changes to what is not its own that
+	// the harness undid or held in this task (tamper events).
+	Tampers int `json:"tampers,omitempty"`
+	// Unverified marks a completion that no gate of the project's own
+	// checked: it rests on the agent's word, and Detail says so.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
 // ErrNothingToResume means the latest task already ended.

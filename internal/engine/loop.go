@@ -33,6 +33,10 @@ const (
 // loop runs iterations until the task ends.
 func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	ctx = e.withProcRecording(ctx, r)
+	// The task's own gates, and what an agent killed mid-iteration left in
+	// the harness's files, before anything reads them.
+	e.taskGates(ctx, r)
+	e.undoLeftover(ctx, r)
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
@@ -99,7 +103,8 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		}
 
 		// Stall detection, on every iteration that ran to its end.
-		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors}
+		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors, Idle: r.idle}
+		r.idle = false
 		if h, err := tracker.Hash(ctx); err == nil {
 			obs.TreeHash = h
 		}
@@ -256,6 +261,7 @@ func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end 
 
 // iterationPrompt builds the iteration's system and user prompts.
 func (e *Engine) iterationPrompt(r *run) (system, user string, err error) {
+	e.writeGuardNotes(r)
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
 	if r.route == task.Mutation && data.Phase == workspace.PhasePlan {
@@ -368,6 +374,13 @@ func (e *Engine) report(r *run, p Progress) {
 func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
 	wctx, cancel := detached(ctx)
 	defer cancel()
+	unverified := reason == Completed && e.unverified()
+	if unverified {
+		detail = UnverifiedDetail + " (" + detail + ")"
+	}
+	if s := e.tamperSummary(wctx, r); s != "" {
+		detail += " — " + s
+	}
 	status := store.TaskDone
 	if reason == Interrupted {
 		status = store.TaskInterrupted
@@ -380,11 +393,12 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
 	}
 	e.harnessEvent(r, "end", fmt.Sprintf("%s: %s", reason, detail), "")
-	o := Outcome{Reason: reason, Detail: detail, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
+	o := Outcome{Reason: reason, Detail: detail, Unverified: unverified, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
 	if t, err := e.st.GetTask(wctx, r.taskID); err == nil {
 		o.CostUSD = t.CostUSD
 		o.Elapsed = e.now().Sub(t.StartedAt)
 	}
+	o.Tampers, _ = e.st.CountEvents(wctx, r.taskID, store.KindTamper)
 	e.report(r, Progress{Stage: StageEnd, Outcome: &o, Message: detail})
 	return o
 }

@@ -81,22 +81,34 @@ func (e *Engine) planCheck(ctx context.Context, r *run) {
 // planCarriedOver reports whether the plan is the previous task's, which
 // a fresh or mutation task must change before it can open BUILD.
 func (e *Engine) planCarriedOver(ctx context.Context, r *run, content string) bool {
-	if r.route != task.Mutation && r.route != task.Fresh {
-		return false
-	}
-	start, ok, _ := e.st.State(ctx, planAtStartKey(r.taskID))
-	if !ok || start != hashString(content) {
+	if !e.planUnchanged(ctx, r, content) {
 		return false
 	}
 	fb, _ := e.ws.Read(workspace.Feedback)
 	if strings.TrimSpace(fb) == "" {
-		what := "Write a new plan for this task in .ralph/plan.tsx."
-		if r.route == task.Mutation {
-			what = "Update .ralph/plan.tsx for this task: mark every change with a comment such as {/* TASK-N [ADD]: … */}, [MODIFY], [FIX] or [REMOVE], and mark what stays with {/* … PRESERVED … */}."
-		}
-		_ = e.ws.Write(workspace.Feedback, "# Plan Update Needed\n\nThe plan in .ralph/plan.tsx is the previous task's. "+what+" The harness validates it once it has changed.\n")
+		_ = e.ws.Write(workspace.Feedback, e.planUpdateNeeded(r))
 	}
 	return true
+}
+
+// planUnchanged reports whether content is the plan a fresh or mutation
+// task started with: the previous task's, which cannot open BUILD.
+func (e *Engine) planUnchanged(ctx context.Context, r *run, content string) bool {
+	if r.route != task.Mutation && r.route != task.Fresh {
+		return false
+	}
+	start, ok, _ := e.st.State(ctx, planAtStartKey(r.taskID))
+	return ok && start == hashString(content)
+}
+
+// planUpdateNeeded is the feedback for a task whose plan is still the
+// previous task's: what the harness needs before it validates the plan.
+func (e *Engine) planUpdateNeeded(r *run) string {
+	what := "Write a new plan for this task in .ralph/plan.tsx."
+	if r.route == task.Mutation {
+		what = fmt.Sprintf("Update .ralph/plan.tsx for this task: mark every change with a comment such as {/* TASK-N [ADD]: … */}, [MODIFY], [FIX] or [REMOVE], and mark what stays with {/* … PRESERVED … */} (N is this task's number, %d).", r.number)
+	}
+	return "# Plan Update Needed\n\nThe plan in .ralph/plan.tsx is the previous task's. " + what + " The harness validates it once it has changed, and only then can the task finish: asking to finish before that changes nothing.\n"
 }
 
 func findingLine(kind string, f plan.Finding) string {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/gate"
 )
 
 // Stage names what a Progress report is about.
@@ -38,6 +39,8 @@ type Progress struct {
 	CostUSD   float64       `json:"cost_usd"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 	Outcome   *Outcome      `json:"outcome,omitempty"`
+	// Gates are the verdicts of a gate run (StageGates).
+	Gates []gate.Result `json:"gates,omitempty"`
 }
 
 // Reporter receives progress as it happens, from the engine's goroutine.

@@ -41,6 +41,7 @@ func (e *Engine) Run(ctx context.Context, message string) (Outcome, error) {
 	if strings.TrimSpace(message) == "" {
 		return Outcome{}, errors.New("run: the task message is empty")
 	}
+	e.warnUnverified()
 	r, t, err := e.startTask(ctx, message)
 	if err != nil {
 		return Outcome{}, err
@@ -65,6 +66,7 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("%w: task %d ended (%s: %s)%s", ErrNothingToResume, t.Number, t.Reason, t.Detail, hint)
 		}
 	}
+	e.warnUnverified()
 	if raw, ok, err := e.st.State(ctx, startKey(t.ID)); err != nil {
 		return Outcome{}, err
 	} else if ok {
@@ -192,6 +194,16 @@ type run struct {
 	deadline time.Time
 	// escapes collects processes that left their group (procs.go).
 	escapes escapes
+	// seal is the harness's files as the agent found them, while the
+	// agent runs; configHash is ralph.toml's hash then (guard.go).
+	seal       map[string]string
+	configHash string
+	// guardNotes are what feedback.md tells the agent next about its
+	// changes the harness undid.
+	guardNotes []string
+	// idle marks the iteration as no progress for stall detection: it
+	// asked to finish with the previous task's plan unchanged.
+	idle bool
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the
@@ -221,6 +233,7 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	if err := e.ws.Init(); err != nil {
 		return nil, task.Task{}, err
 	}
+	e.warnWeakenedGates(ctx)
 	prev := e.ws.Int(workspace.TaskCounter)
 	n, err := e.nextNumber(ctx, prev)
 	if err != nil {
@@ -457,6 +470,7 @@ func (e *Engine) recordStart(ctx context.Context, r *run, planText string) error
 		e.st.SetTaskType(ctx, r.taskID, string(r.route)),
 		e.st.SetState(ctx, taskTypeKey(r.taskID), string(r.route)),
 		e.st.SetState(ctx, planAtStartKey(r.taskID), hashString(planText)),
+		e.recordGates(ctx, r),
 		e.st.DeleteState(ctx, store.KeyStopRequest),
 		// The start is complete.
 		e.st.DeleteState(ctx, startKey(r.taskID)),

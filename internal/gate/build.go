@@ -55,7 +55,7 @@ const buildErrorsMax = 20
 //
 // The gate runs for App plans (.ralph/plan.tsx whose root is <App>) and
 // for projects that opt in ([gates.build] in ralph.toml); elsewhere it
-// passes without looking.
+// skips without looking. Opted in, it checks the project's own work.
 type BuildSucceeds struct {
 	// OptIn runs the gate without an App plan ([gates.build] exists).
 	OptIn bool
@@ -82,6 +82,10 @@ type BuildSucceeds struct {
 // Name returns "build-succeeds".
 func (*BuildSucceeds) Name() string { return "build-succeeds" }
 
+// ChecksWork reports whether the project opted in: then the gate builds
+// the app whatever the plan, as the project's own check.
+func (g *BuildSucceeds) ChecksWork() bool { return g.OptIn && g.Use != BuildOff }
+
 // Check builds the app.
 func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 	logger := g.Logger
@@ -90,10 +94,10 @@ func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 	}
 	logger = logger.With("component", "gate", "gate", g.Name())
 	if g.Use == BuildOff {
-		return Result{Status: Pass, Message: "turned off in ralph.toml ([gates.build] use = \"off\")"}
+		return Result{Status: Skip, Message: "turned off in ralph.toml ([gates.build] use = \"off\")"}
 	}
 	if !g.OptIn && !g.appPlan(env.Root) {
-		return Result{Status: Pass, Message: "not an App plan and no [gates.build] in ralph.toml: nothing to build"}
+		return Result{Status: Skip, Message: "not an App plan and no [gates.build] in ralph.toml: nothing to build"}
 	}
 	note := ""
 	if g.Use == BuildNpm {

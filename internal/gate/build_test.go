@@ -226,15 +226,19 @@ func TestBuildSucceedsNotInstalled(t *testing.T) {
 // that opted in, and leaves everything else alone.
 func TestBuildSucceedsWhenItRuns(t *testing.T) {
 	dir := project(t, "vite-app", "missing-section")
-	if r := check(t, &BuildSucceeds{}, dir); r.Status != Pass || !strings.Contains(r.Message, "nothing to build") {
+	if r := check(t, &BuildSucceeds{}, dir); r.Status != Skip || !strings.Contains(r.Message, "nothing to build") {
 		t.Errorf("no plan, no opt-in: %s %s", r.Status, r.Message)
 	}
 	os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".ralph", "plan.tsx"), []byte(themelessPlan), 0o644)
+	if r := check(t, &BuildSucceeds{}, dir); r.Status != Skip || !strings.Contains(r.Message, "not an App plan") {
+		t.Errorf("orchestration plan, no opt-in: %s %s", r.Status, r.Message)
+	}
 	os.WriteFile(filepath.Join(dir, ".ralph", "plan.tsx"), []byte("<App name=\"Tideline\">\n  <Screen name=\"home\">\n    <Section gumdrop=\"hero\" />\n  </Screen>\n</App>\n"), 0o644)
 	if r := check(t, &BuildSucceeds{}, dir); r.Status != Fail {
 		t.Errorf("App plan: %s %s", r.Status, r.Message)
 	}
-	if r := check(t, &BuildSucceeds{Use: BuildOff}, dir); r.Status != Pass {
+	if r := check(t, &BuildSucceeds{Use: BuildOff}, dir); r.Status != Skip {
 		t.Errorf("use = off: %s %s", r.Status, r.Message)
 	}
 }

@@ -30,6 +30,10 @@ const outputTail = 4000
 // Name returns the gate's configured name.
 func (c *Command) Name() string { return c.GateName }
 
+// ChecksWork reports whether the command can hold a completion: it is the
+// project's own check, unless Optional makes its failure a warning.
+func (c *Command) ChecksWork() bool { return !c.Optional }
+
 // DefaultTimeout is how long a command gate may run when its
 // configuration names no timeout.
 const DefaultTimeout = 10 * time.Minute

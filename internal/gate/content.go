@@ -20,7 +20,7 @@ import (
 // renders something.
 //
 // A project with no entry component and no section files is not a UI
-// project, and passes.
+// project: the gate skips.
 type AppHasContent struct {
 	// Entry lists the candidate entry components, slash-separated and
 	// relative to the workspace root; the first that exists is checked.
@@ -83,7 +83,7 @@ func (g *AppHasContent) Check(ctx context.Context, env Env) Result {
 	if entry == "" {
 		sections := sectionFiles(env.Root)
 		if len(sections) == 0 {
-			return Result{Status: Pass, Message: "no app entry component and no sections: not a UI project"}
+			return Result{Status: Skip, Message: "no app entry component and no sections: not a UI project"}
 		}
 		return Result{Status: Fail,
 			Message: fmt.Sprintf("%s exist but there is no entry component to render them (looked for %s)",

@@ -131,7 +131,8 @@ func TestAppHasContent(t *testing.T) {
 		status Status
 		msg    string
 	}{
-		{"not a UI project", map[string]string{"main.go": "package main\n"}, AppHasContent{}, Pass, "not a UI project"},
+		{"not a UI project", map[string]string{"main.go": "package main\n"}, AppHasContent{}, Skip, "not a UI project"},
+		{"orchestration plan, no app", map[string]string{".ralph/plan.tsx": themelessPlan}, AppHasContent{}, Skip, "not a UI project"},
 		{"sections but no entry", section, AppHasContent{}, Fail, "1 section file exist"},
 		{"vite scaffold", map[string]string{"src/App.tsx": viteScaffold}, AppHasContent{}, Fail, "src/App.tsx is still the framework's starter page"},
 		{"vite scaffold half cleaned", map[string]string{"src/App.tsx": halfCleaned}, AppHasContent{}, Fail, `"count is", "setCount`},

@@ -54,3 +54,47 @@ func TestHasSummaryAndFeedback(t *testing.T) {
 		t.Fatalf("with summary: %s", r.Status)
 	}
 }
+
+// TestSkipIsNeitherPassNorFailure: a skipped gate is named with its reason
+// in the progress summary and in feedback.md, and blocks nothing.
+func TestSkipIsNeitherPassNorFailure(t *testing.T) {
+	results := []Result{
+		{Gate: "has-summary", Status: Fail, Message: "summary.md is missing", Fix: "Write it."},
+		{Gate: "plan-diff", Status: Skip, Message: "no plan to compare"},
+		{Gate: "tests", Status: Pass, Message: "`go test ./...` passed"},
+	}
+	if got, want := Summary(results), "has-summary fail, plan-diff skip (no plan to compare), tests pass"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if got, want := Tally(results), "1 passed, 1 failed, 1 skipped"; got != want {
+		t.Errorf("Tally = %q, want %q", got, want)
+	}
+	if n := len(Failed(results)); n != 1 {
+		t.Errorf("%d failures, want 1: a skip is not a failure", n)
+	}
+	fb := Feedback(results)
+	if !strings.Contains(fb, "- SKIP [plan-diff] no plan to compare") {
+		t.Errorf("feedback does not name the skipped gate and why:\n%s", fb)
+	}
+}
+
+func TestChecksWork(t *testing.T) {
+	tests := []struct {
+		name  string
+		gates []Gate
+		want  string
+	}{
+		{"built-ins only", []Gate{HasSummary{}, &PlanDiff{}, &AppHasContent{}, &BuildSucceeds{}, &CSSThemeComplete{}, &Scope{}}, ""},
+		{"a command gate", []Gate{HasSummary{}, &Command{GateName: "test", Argv: []string{"go", "test", "./..."}}}, "test"},
+		{"an optional command gate cannot hold a completion", []Gate{&Command{GateName: "lint", Argv: []string{"golangci-lint"}, Optional: true}}, ""},
+		{"an opted-in build", []Gate{&BuildSucceeds{OptIn: true}}, "build-succeeds"},
+		{"an opted-in build turned off", []Gate{&BuildSucceeds{OptIn: true, Use: BuildOff}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(ChecksWork(tt.gates), ","); got != tt.want {
+				t.Errorf("ChecksWork = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 // PlanDiff is the plan-diff gate (SPEC §5, §9): information only. It
 // compares the plan's sections with the source files under src/sections/
 // (plan.Diff) and warns about sections without a file and files no
-// section names. It never fails.
+// section names. It never fails, and skips when there is no App plan.
 type PlanDiff struct {
 	// Plan returns the current plan; nil reads .ralph/plan.tsx under the
 	// workspace root. A nil plan and no error means there is no plan.
@@ -38,7 +38,10 @@ func (d *PlanDiff) Check(ctx context.Context, env Env) Result {
 			Fix:     "Repair .ralph/plan.tsx so that it parses; `ralph plan validate` shows where it breaks."}
 	}
 	if root == nil {
-		return Result{Status: Pass, Message: "no plan to compare"}
+		return Result{Status: Skip, Message: "no plan to compare"}
+	}
+	if root.Component != "App" {
+		return Result{Status: Skip, Message: fmt.Sprintf("a <%s> plan has no sections to compare", root.Component)}
 	}
 	diff, err := plan.Diff(root, env.Root)
 	if err != nil {

@@ -51,7 +51,8 @@ func TestPlanDiff(t *testing.T) {
 		status Status
 		msgs   []string
 	}{
-		{"no plan", map[string]string{"src/sections/HeroSection.tsx": tsx}, PlanDiff{}, Pass, []string{"no plan"}},
+		{"no plan", map[string]string{"src/sections/HeroSection.tsx": tsx}, PlanDiff{}, Skip, []string{"no plan to compare"}},
+		{"orchestration plan", map[string]string{".ralph/plan.tsx": themelessPlan}, PlanDiff{}, Skip, []string{"a <Plan> plan has no sections to compare"}},
 		{"agree", all, PlanDiff{}, Pass, []string{"3 sections"}},
 		{"tests, stories and index files are not unplanned", plus(without(), "src/sections/HeroSection.test.tsx", "src/sections/index.ts", "src/sections/HeroSection.stories.tsx"), PlanDiff{}, Pass, []string{"every planned section"}},
 		{"missing section file", without("src/sections/PricingSection.tsx"), PlanDiff{}, Warn,

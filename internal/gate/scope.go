@@ -66,7 +66,7 @@ func (*Scope) Name() string { return "scope" }
 func (s *Scope) Check(ctx context.Context, env Env) Result {
 	n := env.Task
 	if n <= 0 {
-		return Result{Status: Pass, Message: "no current task: nothing to check"}
+		return Result{Status: Skip, Message: "no current task: nothing to check"}
 	}
 	root, err := s.plan(env)
 	if err != nil {
@@ -75,11 +75,11 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 			Fix:     "Repair .ralph/plan.tsx so that it parses again, keeping the change markers of this task; `ralph plan validate` shows where it breaks."}
 	}
 	if root == nil || !hasTaskMarkers(root, n) {
-		return Result{Status: Pass, Message: fmt.Sprintf("no change markers for task %d", n)}
+		return Result{Status: Skip, Message: fmt.Sprintf("no change markers for task %d", n)}
 	}
 	sections := markedSections(root, n)
 	if len(sections) == 0 {
-		return Result{Status: Pass, Message: fmt.Sprintf("the markers of task %d are on no section with a source file (theme or screen only): nothing to compare", n)}
+		return Result{Status: Skip, Message: fmt.Sprintf("the markers of task %d are on no section with a source file (theme or screen only): nothing to compare", n)}
 	}
 	pre := snapshot.TaskPre(n)
 	if r, ok := s.Snapshots.(*snapshot.Repo); s.Snapshots == nil || (ok && r == nil) {

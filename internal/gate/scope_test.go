@@ -371,13 +371,13 @@ func TestScopeWithoutMarkers(t *testing.T) {
 		want want
 	}{
 		{"the plan of an earlier task", strings.ReplaceAll(strings.ReplaceAll(task3Plan, "TASK-3", "TASK-2"), "task-3", "task-2"), 3,
-			want{status: Pass, message: []string{"no change markers for task 3"}}},
-		{"an unmarked plan", beforePlan, 3, want{status: Pass, message: []string{"no change markers for task 3"}}},
+			want{status: Skip, message: []string{"no change markers for task 3"}}},
+		{"an unmarked plan", beforePlan, 3, want{status: Skip, message: []string{"no change markers for task 3"}}},
 		{"only the theme is marked", strings.Replace(beforePlan, `<Theme mood="industrial" seed={140} pattern="triadic" />`,
 			"<Theme mood=\"industrial\">\n    {/* TASK-3 [FIX]: the toggle */}\n  </Theme>", 1), 3,
-			want{status: Pass, message: []string{"the markers of task 3 are on no section with a source file"}}},
-		{"no plan", "", 3, want{status: Pass, message: []string{"no change markers for task 3"}}},
-		{"no task", task3Plan, 0, want{status: Pass, message: []string{"no current task"}}},
+			want{status: Skip, message: []string{"the markers of task 3 are on no section with a source file"}}},
+		{"no plan", "", 3, want{status: Skip, message: []string{"no change markers for task 3"}}},
+		{"no task", task3Plan, 0, want{status: Skip, message: []string{"no current task"}}},
 		{"a broken plan", "<App name=>", 3, want{status: Fail, message: []string{"the plan cannot be read, so the scope of task 3 cannot be checked: plan.tsx:1:11"}, fix: []string{"ralph plan validate"}}},
 	}
 	for _, tt := range tests {

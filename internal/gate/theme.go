@@ -19,7 +19,7 @@ import (
 //
 // A project without a theme is not failed for lacking one: when no theme
 // is expected and the stylesheet is missing or declares no theme token at
-// all, the gate passes. A theme is expected when Expected says so.
+// all, the gate skips. A theme is expected when Expected says so.
 type CSSThemeComplete struct {
 	// Stylesheet is the stylesheet, relative to the workspace root unless
 	// absolute; "" means theme.DefaultStylesheet.
@@ -53,7 +53,7 @@ func (g *CSSThemeComplete) Check(ctx context.Context, env Env) Result {
 	}
 	if err != nil {
 		if !g.expected(env) {
-			return Result{Status: Pass, Message: "no theme in this project"}
+			return Result{Status: Skip, Message: "no theme in this project"}
 		}
 		return Result{Status: Fail,
 			Message: fmt.Sprintf("the plan has a <Theme> but the stylesheet %s does not exist", rel),
@@ -64,7 +64,7 @@ func (g *CSSThemeComplete) Check(ctx context.Context, env Env) Result {
 		return Result{Status: Pass, Message: fmt.Sprintf("all %d theme tokens present for light and dark in %s", len(theme.Tokens()), rel)}
 	}
 	if len(missing) == 2*len(theme.Tokens()) && !g.expected(env) {
-		return Result{Status: Pass, Message: fmt.Sprintf("no theme in this project (%s declares no theme tokens)", rel)}
+		return Result{Status: Skip, Message: fmt.Sprintf("no theme in this project (%s declares no theme tokens)", rel)}
 	}
 	light, dark := 0, 0
 	for _, m := range missing {

@@ -360,7 +360,9 @@ func TestBrowserApproveResumesTheRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "step2.txt")); err != nil {
 		t.Error("the step after the approval did not run")
 	}
-	waitFor(t, ctx, "the completed badge", `document.querySelector("#overview .badge.ok")?.textContent === "completed"`, 10*time.Second)
+	// No gate of the project's own checked the work: completed, unverified.
+	waitFor(t, ctx, "the completed badge", `document.querySelector("#overview .badge.warn")?.textContent === "completed · unverified"`, 10*time.Second)
+	waitFor(t, ctx, "why it is unverified", `document.querySelector("#overview .reason").innerText.includes("no gate of the project's own")`, 10*time.Second)
 	waitFor(t, ctx, "the end event", `document.getElementById("events").innerText.includes("completed")`, 10*time.Second)
 	if n := eval[int](t, ctx, `document.querySelectorAll("#pending .request").length`); n != 0 {
 		t.Errorf("%d requests still shown after approval", n)

@@ -147,6 +147,8 @@ type overviewData struct {
 	Iteration  int
 	Elapsed    string
 	ToolCalls  int
+	// Tampers counts the agent's changes the harness undid or held.
+	Tampers    int
 	Iterations []store.Iteration
 	Bars       []bar
 	ByCost     bool
@@ -189,6 +191,9 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 		d.ToolCalls += it.ToolCalls
 	}
 	d.Bars, d.ByCost = chart(d.Iterations)
+	if d.Tampers, err = st.CountEvents(ctx, t.ID, store.KindTamper); err != nil {
+		return d, err
+	}
 	if d.Steps, err = st.Steps(ctx, t.ID); err != nil {
 		return d, err
 	}

@@ -94,6 +94,7 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 		_ = st.AddGateResults(ctx, []store.GateResult{
 			{TaskID: f.task, Iteration: 2, Gate: "tests", Status: "fail", Message: "2 tests failed", Fix: "go test ./..."},
 			{TaskID: f.task, Iteration: 2, Gate: "lint", Status: "pass"},
+			{TaskID: f.task, Iteration: 2, Gate: "plan-diff", Status: "skip", Message: "no plan to compare"},
 		})
 	}
 	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond,
@@ -660,7 +661,7 @@ func TestOtherPages(t *testing.T) {
 	_ = f.st.PutSpec(ctx, store.SpecRecord{ID: "area/0001-login.md", State: "implementing", ImplAttempts: 2, LastResult: "gates failed"})
 	r := f.request(store.HumanRequest{Type: store.HumanSelect, Prompt: "Which region?", Options: []string{"eu", "us"}})
 	cases := map[string][]string{
-		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed"},
+		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed", `<tr class="g-skip"><td>plan-diff</td><td><span class="badge">skip</span></td><td>no plan to compare</td>`},
 		"/plan":             {"&lt;Plan&gt;", "name=&#34;deploy&#34;", "Write it", "FAIL", "fix the tests"},
 		"/specs":            {"area/0001-login.md", "implementing", "gates failed"},
 		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID)},
@@ -668,7 +669,7 @@ func TestOtherPages(t *testing.T) {
 		"/api/pending":      {`"prompt": "Which region?"`},
 		"/api/status":       {`"message": "add a login page"`},
 		"/static/app.js":    {"EventSource"},
-		"/static/style.css": {"@media (max-width: 640px)"},
+		"/static/style.css": {"@media (max-width: 640px)", ".g-skip {"},
 	}
 	for p, wants := range cases {
 		code, body, _ := f.do("GET", p, "")
@@ -746,5 +747,39 @@ func TestSpecLogs(t *testing.T) {
 		if code, _, _ := f.do("GET", bad, ""); code != 404 {
 			t.Errorf("GET %s = %d, want 404", bad, code)
 		}
+	}
+}
+
+// The overview counts the agent's changes the harness undid or held, and
+// links to them; a task without any shows no such line.
+func TestOverviewCountsTampers(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	if _, body, _ := f.do("GET", "/", ""); strings.Contains(body, "Tampered") {
+		t.Error("an overview without tamper events shows the Tampered line")
+	}
+	f.event(store.Event{Source: store.SourceHarness, Kind: store.KindTamper, Text: "the agent wrote .ralph/phase.txt; the harness decides the phase (undone)", Data: `{"what":"file","file":".ralph/phase.txt"}`})
+	f.event(store.Event{Source: store.SourceHarness, Kind: store.KindTamper, Text: "the agent changed ralph.toml", Data: `{"what":"config"}`})
+	_, body, _ := f.do("GET", "/", "")
+	if !strings.Contains(body, `<dt>Tampered</dt><dd><a href="/events?kind=tamper"`) || !strings.Contains(body, ">2</a>") {
+		t.Errorf("overview does not count 2 tamper events:\n%s", body)
+	}
+	_, page, _ := f.do("GET", "/events?kind=tamper", "")
+	if !strings.Contains(page, "the harness decides the phase (undone)") {
+		t.Error("the events page does not list the tamper events")
+	}
+}
+
+// A request's details — the diff of a protected file — show under its
+// first line as they are, lines kept, not folded into the headline.
+func TestPendingRequestShowsItsDetails(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	f.request(store.HumanRequest{Type: store.HumanConfirmation, StepKey: "guard:abc",
+		Prompt: "The agent changed 1 file(s) the gates depend on (since task-2-pre):\n\nM scripts/check.sh (gate check reads it)\n-grep -q ok out.txt\n+exit 0"})
+	_, body, _ := f.do("GET", "/", "")
+	if !strings.Contains(body, `<p class="prompt">The agent changed 1 file(s) the gates depend on (since task-2-pre):</p>`) {
+		t.Errorf("the headline is not the first line:\n%s", body)
+	}
+	if !strings.Contains(body, "<pre class=\"details\">M scripts/check.sh (gate check reads it)\n-grep -q ok out.txt\n&#43;exit 0</pre>") {
+		t.Errorf("the diff is not shown as it is:\n%s", body)
 	}
 }

@@ -44,6 +44,18 @@ var funcs = template.FuncMap{
 	"explain":  explain,
 	"add":      func(a, b int) int { return a + b },
 	"tokens":   humanCount,
+	// headline and details split a request's prompt: its first line, and
+	// the rest (a <Human>'s text, the diff of a protected file) as it is.
+	"headline": func(s string) string { h, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return h },
+	"details": func(s string) string {
+		_, d, _ := strings.Cut(strings.TrimSpace(s), "\n")
+		return strings.Trim(d, "\n")
+	},
+	// unverified: a completion no gate of the project's own checked
+	// (the engine opens its detail with "unverified:").
+	"unverified": func(reason, detail string) bool {
+		return reason == "completed" && strings.HasPrefix(detail, "unverified:")
+	},
 }
 
 // trimOneLine folds s to one line of at most n bytes.
@@ -93,6 +105,7 @@ var reasons = map[string]string{
 	"agent-error":         "The agent failed in a way retrying did not fix.",
 	"interrupted":         "The process ended before the task did; `ralph resume` continues it.",
 	"needs-clarification": "The task was too unclear to start; answer the question and run again.",
+	"protected-changed":   "The agent changed files the gates depend on, and [guard] on_change = \"fail\" ends the run for that.",
 }
 
 func explain(reason string) string { return reasons[reason] }

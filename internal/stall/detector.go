@@ -77,6 +77,11 @@ type Observation struct {
 	// RateLimited marks an iteration cut short by a rate limit; the Detector
 	// ignores it entirely.
 	RateLimited bool
+	// Idle marks an iteration that made no progress whatever the tree
+	// says: it asked to finish where nothing could change until it does
+	// what the harness asked (the previous task's plan left unchanged).
+	// Its change of the tree does not break the repeated-error chain.
+	Idle bool
 }
 
 // Verdict is a Detector's judgement of the run after one observation.
@@ -210,7 +215,7 @@ func (d *Detector) Observe(o Observation) Verdict {
 
 	errText := joinErrors(o.Errors)
 	switch {
-	case errText == "" || treeChanged:
+	case errText == "" || treeChanged && !o.Idle:
 		d.errIters = nil
 	case errText == d.lastErr:
 		d.errIters = append(d.errIters, o.Iteration)

@@ -347,3 +347,28 @@ func TestKindString(t *testing.T) {
 		}
 	}
 }
+
+// An idle iteration — one that asked to finish where nothing could
+// change — keeps the repeated-error chain going even though it touched
+// the tree.
+func TestIdleIterationsKeepTheErrorChain(t *testing.T) {
+	d := NewDetector(Config{RepeatedErrorThreshold: 3})
+	d.SetBaseline("t0")
+	var v Verdict
+	for i := 1; i <= 3; i++ {
+		v = d.Observe(Observation{Iteration: i, Calls: []Call{{Name: "write", Input: []byte(`{"n":` + string(rune('0'+i)) + `}`)}},
+			TreeHash: "t" + string(rune('0'+i)), Errors: []string{"asked to finish with the previous task's plan unchanged"}, Idle: true})
+	}
+	if v.Kind != RepeatedError || v.Count != 3 {
+		t.Fatalf("verdict = %+v, want a repeated error over 3 iterations", v)
+	}
+	d = NewDetector(Config{RepeatedErrorThreshold: 3})
+	d.SetBaseline("t0")
+	for i := 1; i <= 3; i++ {
+		v = d.Observe(Observation{Iteration: i, Calls: []Call{{Name: "write", Input: []byte(`{"n":` + string(rune('0'+i)) + `}`)}},
+			TreeHash: "t" + string(rune('0'+i)), Errors: []string{"a test keeps failing"}})
+	}
+	if v.Stalled() {
+		t.Fatalf("an agent changing files while a test fails stalled: %+v", v)
+	}
+}

@@ -29,6 +29,12 @@ const (
 	SourceHarness = "harness"
 )
 
+// KindTamper is the kind of the harness's events about an agent's change
+// to what is not the agent's: a harness-owned file, ralph.toml, a file
+// the gates depend on, the user's history. Data says what, as JSON
+// ({"what": "file", ...}).
+const KindTamper = "tamper"
+
 // AddEvent appends an event to the stream.
 func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 	if e.Source == "" {
@@ -171,4 +177,13 @@ func (s *Store) DataVersion(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read data_version: %w", err)
 	}
 	return v, nil
+}
+
+// CountEvents counts a task's events of one kind.
+func (s *Store) CountEvents(ctx context.Context, taskID int64, kind string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM events WHERE task_id = ? AND kind = ?`, taskID, kind).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s events: %w", kind, err)
+	}
+	return n, nil
 }

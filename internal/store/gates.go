@@ -12,7 +12,7 @@ type GateResult struct {
 	TaskID    int64     `json:"task_id"`
 	Iteration int       `json:"iteration"`
 	Gate      string    `json:"gate"`
-	Status    string    `json:"status"`
+	Status    string    `json:"status"` // pass, fail, warn or skip
 	Message   string    `json:"message,omitempty"`
 	Fix       string    `json:"fix,omitempty"`
 	At        time.Time `json:"at"`

@@ -1,9 +1,10 @@
 // Package command runs any program as an agent: the prompt arrives on its
 // standard input, and its standard output is the agent's text, the whole
 // of which is its final message. ralph's system prompt is in the file
-// named by $RALPH_SYSTEM_PROMPT_FILE (never mixed into the user prompt),
-// and $RALPH_ITERATION holds the iteration number. A command agent reports
-// no tool calls.
+// named by $RALPH_SYSTEM_PROMPT_FILE (never mixed into the user prompt;
+// a file of the call's own, removed when it ends), and $RALPH_ITERATION
+// holds the iteration number. A command agent reports no tool calls; one
+// that exits non-zero has failed.
 package command
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -44,11 +44,22 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	if len(a.argv) == 0 {
 		return agent.Result{}, errors.New("command agent: no command configured (set [agents.command] command = [argv…] in ralph.toml, or pass --command)")
 	}
-	sysFile := filepath.Join(a.scratch, "system-prompt.md")
+	// Each call has a file of its own: parallel specs run several command
+	// agents at once, each with its own role's prompt.
 	if err := os.MkdirAll(a.scratch, 0o755); err != nil {
 		return agent.Result{}, fmt.Errorf("command agent: %w", err)
 	}
-	if err := os.WriteFile(sysFile, []byte(req.System), 0o644); err != nil {
+	f, err := os.CreateTemp(a.scratch, "system-prompt-*.md")
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("command agent: %w", err)
+	}
+	sysFile := f.Name()
+	defer os.Remove(sysFile)
+	_, err = f.WriteString(req.System)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return agent.Result{}, fmt.Errorf("command agent: %w", err)
 	}
 	var out strings.Builder
@@ -73,11 +84,15 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	final := strings.TrimSpace(out.String())
 	if res.ExitCode != 0 {
-		msg := res.Stderr
+		// A crash is the agent failing, not an agent that finished
+		// without calling a tool: the harness counts it as an error.
+		msg := strings.TrimSpace(res.Stderr)
 		if msg == "" {
 			msg = lastLine(final)
 		}
-		emit(agent.Event{Kind: agent.KindError, Text: fmt.Sprintf("%s exited with status %d: %s", a.argv[0], res.ExitCode, msg)})
+		err := fmt.Errorf("%s exited with status %d: %s", a.argv[0], res.ExitCode, msg)
+		emit(agent.Event{Kind: agent.KindError, Text: err.Error()})
+		return agent.Result{Final: final}, err
 	}
 	return agent.Result{Final: final}, nil
 }

@@ -41,3 +41,48 @@ func TestCommandAgentMissingBinary(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A command that exits non-zero has failed: Run returns an error naming
+// the status and what it said, so the harness counts an agent error
+// rather than an agent that finished without calling a tool.
+func TestCommandAgentCrashIsAnError(t *testing.T) {
+	a := New([]string{"sh", "-c", "echo working; echo 'segfault in model' >&2; exit 3"}, nil, t.TempDir())
+	res, err := a.Run(context.Background(), agent.Request{Dir: t.TempDir()}, func(agent.Event) {})
+	if err == nil || !strings.Contains(err.Error(), "sh exited with status 3: segfault in model") {
+		t.Fatalf("err = %v", err)
+	}
+	if res.Final != "working" {
+		t.Errorf("final = %q", res.Final)
+	}
+}
+
+// Calls that run at once each read their own system prompt: parallel
+// specs give each role its own.
+func TestCommandAgentSystemPromptPerCall(t *testing.T) {
+	dir := t.TempDir()
+	scratch := filepath.Join(dir, "logs")
+	a := New([]string{"sh", "-c", `sleep 0.2; cat "$RALPH_SYSTEM_PROMPT_FILE"`}, nil, scratch)
+	roles := []string{"planner", "implementer", "verifier"}
+	got := make([]string, len(roles))
+	errs := make(chan error, len(roles))
+	for i, role := range roles {
+		go func() {
+			res, err := a.Run(context.Background(), agent.Request{Dir: dir, System: "you are the " + role}, func(agent.Event) {})
+			got[i] = res.Final
+			errs <- err
+		}()
+	}
+	for range roles {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, role := range roles {
+		if got[i] != "you are the "+role {
+			t.Errorf("the %s read %q", role, got[i])
+		}
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("prompt files left behind: %d", len(left))
+	}
+}

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/guard"
+	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
+
+// warnings collects the warning lines a run reports.
+type warnings struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (w *warnings) Report(p Progress) {
+	if p.Stage == StageWarning {
+		w.mu.Lock()
+		w.lines = append(w.lines, p.Message)
+		w.mu.Unlock()
+	}
+}
+
+func (w *warnings) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n")
+}
+
+// An agent killed mid-iteration leaves its write of task.md behind; the
+// resume undoes it against the seal the store kept, before the agent runs
+// again, and says it happened while ralph was not running.
+func TestResumeUndoesWhatAKilledAgentWrote(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx := context.Background()
+	var seen []string
+	rctx, cancel := context.WithCancel(ctx)
+	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		seen = append(seen, req.Prompt)
+		if req.Iteration == 1 {
+			cancel() // stands for the kill: the task stays open
+			return agent.Result{}, context.Canceled
+		}
+		_ = workspace.WriteFile(req.Dir+"/.ralph/summary.md", []byte("Done\n"))
+		return agent.Result{Final: "done <promise>COMPLETE</promise>"}, nil
+	})
+	if _, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}}).Run(rctx, "add a dark mode toggle"); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := st.LatestTask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a kill while the agent ran leaves: the seal in the store, and
+	// the agent's write in the tree.
+	seal, err := guard.TakeSeal(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(sealRecord{Files: seal})
+	if err := st.SetState(ctx, sealKey(tk.ID), string(b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(workspace.Task, "# Task\n\nNothing to do.\n"); err != nil {
+		t.Fatal(err)
+	}
+
+	var w warnings
+	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}, Reporter: &w}).Resume(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("resume ended %s: %s", out.Reason, out.Detail)
+	}
+	if !strings.Contains(w.String(), "the agent wrote .ralph/task.md; the task is the one ralph was given (undone) while ralph was not running") {
+		t.Errorf("warnings:\n%s", w.String())
+	}
+	last := seen[len(seen)-1]
+	if !strings.Contains(last, "add a dark mode toggle") || strings.Contains(last, "Nothing to do") {
+		t.Errorf("the resumed agent was given the agent's task:\n%s", last)
+	}
+	if n, _ := st.CountEvents(ctx, tk.ID, store.KindTamper); n != 1 {
+		t.Errorf("tamper events = %d, want 1", n)
+	}
+	if !strings.Contains(out.Detail, "tampered with what is not its own 1 time (.ralph/task.md)") {
+		t.Errorf("detail = %q", out.Detail)
+	}
+}
+
+// A task keeps the command gates it started with: a resume whose
+// ralph.toml lost the failing gate still runs it, and says so.
+func TestResumeKeepsTheTasksGates(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx := context.Background()
+	claims := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		_ = workspace.WriteFile(req.Dir+"/.ralph/summary.md", []byte("Done\n"))
+		return agent.Result{Final: "done <promise>COMPLETE</promise>"}, nil
+	})
+	strict := []gate.Gate{gate.HasSummary{}, &gate.Command{GateName: "strict", Argv: []string{"false"}}}
+	out, err := New(ws, st, Options{Agent: claims, Gates: strict, Limits: Limits{MaxIterations: 1}}).Run(ctx, "pass the strict gate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != MaxIterations {
+		t.Fatalf("run ended %s, want max-iterations", out.Reason)
+	}
+	// ralph.toml now has no command gate; the task is forced on.
+	var w warnings
+	out, err = New(ws, st, Options{Agent: claims, Gates: []gate.Gate{gate.HasSummary{}}, Limits: Limits{MaxIterations: 2}, Reporter: &w}).Resume(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != MaxIterations {
+		t.Errorf("resume ended %s (%s), want max-iterations: the strict gate must still run", out.Reason, out.Detail)
+	}
+	if !strings.Contains(w.String(), "the task keeps what it started with (gates: strict)") {
+		t.Errorf("warnings:\n%s", w.String())
+	}
+}
