@@ -11,7 +11,10 @@ func Parse(src []byte) (*Node, error) {
 }
 
 // ParseFile parses a plan, naming file in errors. Errors are *SyntaxError.
+// A UTF-8 byte order mark, which some editors write, is not part of the
+// plan.
 func ParseFile(file string, src []byte) (*Node, error) {
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	p := &parser{s: newScanner(file, src)}
 	root, err := p.file()
 	if err != nil {
