@@ -1,0 +1,504 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+)
+
+// AgentRefPrefix is where Guard keeps the agent's version of what it put
+// back, one folder per check: refs/ralph/agent/<keep>/tip, head, worktree,
+// and ralph/… for snapshot refs. It is not the snapshot namespace
+// (snapshot.RefPrefix), so snapshot listings never show these refs, and
+// Guard does not watch it: the agent may do as it likes with them.
+const AgentRefPrefix = "refs/ralph/agent/"
+
+// Origin is where a task started: the branch checked out and its commit.
+// The store keeps it, so the agent cannot rewrite it.
+type Origin struct {
+	// Branch is the full ref name (refs/heads/main); "" when HEAD was
+	// detached, and then HEAD itself is what is guarded.
+	Branch string `json:"branch,omitempty"`
+	// Head is the commit HEAD was at; "" in a repository with no commit
+	// yet, where there is no history to guard.
+	Head string `json:"head,omitempty"`
+}
+
+// ReadOrigin reads where the working tree at dir stands now, to record as
+// a task's Origin.
+func ReadOrigin(ctx context.Context, dir string) (Origin, error) {
+	ref, head, err := readHEAD(ctx, dir)
+	if err != nil {
+		return Origin{}, fmt.Errorf("read the task's origin: %w", err)
+	}
+	return Origin{Branch: ref, Head: head}, nil
+}
+
+// Mark is the state a check compares with: the guarded branch's tip and
+// the snapshot refs as they stood before the agent ran.
+type Mark struct {
+	// Tip is the guarded branch's commit (HEAD's, for a detached
+	// origin). It descends from Origin.Head: it is where Guard puts the
+	// branch back.
+	Tip string `json:"tip,omitempty"`
+	// Refs maps each snapshot ref (refs/ralph/snapshots/… and
+	// refs/ralph/tip) to its commit.
+	Refs map[string]string `json:"refs,omitempty"`
+}
+
+// ReadMark reads the mark of the repository at dir for a task that
+// started at o.
+func ReadMark(ctx context.Context, dir string, o Origin) (Mark, error) {
+	s, err := read(ctx, dir, o)
+	if err != nil {
+		return Mark{}, fmt.Errorf("read the history mark: %w", err)
+	}
+	return Mark{Tip: s.tip, Refs: s.refs}, nil
+}
+
+// RefChange is one snapshot ref the agent created, moved or deleted.
+type RefChange struct {
+	Ref string `json:"ref"`
+	// Change is "created", "moved" or "deleted".
+	Change string `json:"change"`
+	// Kept is the ref that holds the agent's value of a created or moved
+	// ref.
+	Kept string `json:"kept,omitempty"`
+}
+
+// Report says what the agent did to the history and what Guard did about
+// it. The zero Report means nothing happened.
+type Report struct {
+	// Branch is the guarded branch's short name; "" for a detached origin.
+	Branch string `json:"branch,omitempty"`
+	// Switched is where the agent left HEAD instead of on Branch: another
+	// branch's short name, or "a detached HEAD".
+	Switched string `json:"switched,omitempty"`
+	// Deleted is set when the agent deleted Branch.
+	Deleted bool `json:"deleted,omitempty"`
+	// Dropped counts the commits the branch had before the iteration that
+	// the agent's tip no longer has, when that tip lost the task's start.
+	Dropped int `json:"dropped,omitempty"`
+	// Rewrote is set when the agent's tip has commits of its own in place
+	// of the dropped ones (a rebase, an amend), rather than being one of
+	// the branch's older commits (a reset).
+	Rewrote bool `json:"rewrote,omitempty"`
+	// Refs are the snapshot refs the agent created, moved or deleted.
+	Refs []RefChange `json:"refs,omitempty"`
+	// AgentTip holds the branch as the agent left it; AgentHead holds
+	// HEAD's commit when the agent left it elsewhere.
+	AgentTip  string `json:"agent_tip,omitempty"`
+	AgentHead string `json:"agent_head,omitempty"`
+	// Worktree holds the agent's working tree (its uncommitted changes and
+	// untracked files, ralph's .ralph/ left out) as a commit on the
+	// agent's HEAD, when there was something uncommitted.
+	Worktree string `json:"worktree,omitempty"`
+	// Carried is set when the agent's uncommitted changes are in the
+	// working tree again, on top of the restored branch.
+	Carried bool `json:"carried,omitempty"`
+	// Problems lists what Guard could not put back.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Changed reports whether the agent changed anything Guard watches.
+func (r Report) Changed() bool {
+	return r.Switched != "" || r.Deleted || r.Dropped > 0 || len(r.Refs) > 0
+}
+
+// Guard compares the repository at dir with where the task started (o) and
+// with the mark taken before the agent ran (m). When the agent switched or
+// detached HEAD, deleted the branch, left a branch tip that no longer
+// descends from o.Head, or created, moved or deleted a snapshot ref, Guard
+// puts it back and keeps the agent's version under
+// AgentRefPrefix+keep+"/". New commits on the branch, and snapshots saved
+// the way ralph saves them (a new snapshot name chained on the tip: the
+// API agent's snapshot_save tool, a person's `ralph snapshot save`), are
+// not changes.
+//
+// The working tree. The user's commits must come back on the branch and
+// into the files, and the agent's uncommitted work must not be lost. Guard
+// first saves the agent's whole working tree as a commit (Report.Worktree),
+// then checks the branch out as `git checkout` does: the agent's
+// uncommitted changes are carried over onto the restored branch wherever
+// the restored commits did not touch the same files (Report.Carried).
+// Where they did, a merge would leave conflict markers in the user's
+// files, so the branch's files win instead, and the agent's version stays
+// in Report.Worktree, which its feedback names. Files git ignores and
+// ralph's .ralph/ are never touched.
+//
+// Guard returns an error only when it cannot tell what changed; what it
+// could not put back is in Report.Problems.
+func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, error) {
+	now, err := read(ctx, dir, o)
+	if err != nil {
+		return Report{}, fmt.Errorf("guard the history: %w", err)
+	}
+	rep := Report{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
+	bad := false // the guarded tip lost the task's start
+	if o.Head != "" {
+		if o.Branch != "" && now.ref != o.Branch {
+			rep.Switched = "a detached HEAD"
+			if now.ref != "" {
+				rep.Switched = strings.TrimPrefix(now.ref, "refs/heads/")
+			}
+		}
+		switch {
+		case now.tip == "":
+			bad, rep.Deleted = true, o.Branch != ""
+		default:
+			kept, err := isAncestor(ctx, dir, o.Head, now.tip)
+			if err != nil {
+				return Report{}, fmt.Errorf("guard the history: %w", err)
+			}
+			if !kept {
+				bad = true
+				rep.Dropped, rep.Rewrote = dropped(ctx, dir, now.tip, m.Tip)
+			}
+		}
+	}
+	if rep.Refs, err = refChanges(ctx, dir, m.Refs, now.refs); err != nil {
+		return Report{}, fmt.Errorf("guard the history: %w", err)
+	}
+	if !rep.Changed() {
+		return rep, nil
+	}
+
+	ns := AgentRefPrefix + keep + "/"
+	problem := func(what string, err error) {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %v", what, err))
+	}
+	keepRef := func(name, commit string) string {
+		if _, err := git.Run(ctx, dir, "update-ref", "-m", "ralph: the agent's version", ns+name, commit); err != nil {
+			problem("keep the agent's "+name, err)
+			return ""
+		}
+		return ns + name
+	}
+
+	// The snapshot refs: the agent's values are kept, the harness's come
+	// back.
+	for i, c := range rep.Refs {
+		kept := "ralph/" + strings.TrimPrefix(c.Ref, "refs/ralph/")
+		var err error
+		switch c.Change {
+		case "created":
+			rep.Refs[i].Kept = keepRef(kept, now.refs[c.Ref])
+			_, err = git.Run(ctx, dir, "update-ref", "-d", c.Ref, now.refs[c.Ref])
+		case "moved":
+			rep.Refs[i].Kept = keepRef(kept, now.refs[c.Ref])
+			fallthrough
+		default:
+			_, err = git.Run(ctx, dir, "update-ref", "-m", "ralph: put back", c.Ref, m.Refs[c.Ref])
+		}
+		if err != nil {
+			problem("put back "+c.Ref, err)
+		}
+	}
+
+	if !bad && rep.Switched == "" {
+		return rep, nil
+	}
+	// The branch and HEAD.
+	target := now.tip
+	if bad {
+		target = m.Tip
+		if target == "" {
+			target = o.Head
+		}
+		if now.tip != "" {
+			rep.AgentTip = keepRef("tip", now.tip)
+		}
+	}
+	if now.head != "" && now.head != now.tip {
+		rep.AgentHead = keepRef("head", now.head)
+	}
+	if now.head != "" {
+		wt, err := saveWorktree(ctx, dir, now.head)
+		switch {
+		case err != nil:
+			problem("keep the agent's working tree", err)
+		case wt != "":
+			rep.Worktree = keepRef("worktree", wt)
+		}
+		// Detach HEAD where it is, files untouched, so that the checkout
+		// below carries the working tree from the agent's commit to the
+		// restored one.
+		if _, err := git.Run(ctx, dir, "update-ref", "--no-deref", "-m", "ralph: put the history back", "HEAD", now.head); err != nil {
+			problem("detach HEAD", err)
+		}
+	}
+	checkout := []string{"checkout", "-q", "--detach", target, "--"}
+	if o.Branch != "" {
+		if bad {
+			if _, err := git.Run(ctx, dir, "update-ref", "-m", "ralph: put the branch back", o.Branch, target); err != nil {
+				problem("put "+rep.Branch+" back", err)
+			}
+		}
+		checkout = []string{"checkout", "-q", rep.Branch, "--"}
+	}
+	if _, err := git.Run(ctx, dir, checkout...); err != nil {
+		// The agent's changes touch what the restored commits changed:
+		// the branch wins, the agent's version is in rep.Worktree.
+		force := append([]string{checkout[0], "-f"}, checkout[1:]...)
+		if _, err := git.Run(ctx, dir, force...); err != nil {
+			problem("check "+target+" out", err)
+		}
+	} else {
+		rep.Carried = rep.Worktree != ""
+	}
+	return rep, nil
+}
+
+// String says what happened in one line, in ralph's words: "the agent
+// reset main, dropping 2 commits; the harness put it back (agent's tip
+// kept at refs/ralph/agent/task-1-iteration-1/tip)".
+func (r Report) String() string {
+	if !r.Changed() {
+		return "the agent left the history alone"
+	}
+	var did []string
+	branch := r.Branch
+	if branch == "" {
+		branch = "HEAD"
+	}
+	if r.Switched != "" {
+		did = append(did, "switched from "+branch+" to "+r.Switched)
+	}
+	if r.Deleted {
+		did = append(did, "deleted "+branch)
+	}
+	if r.Dropped > 0 {
+		verb := "reset"
+		if r.Rewrote {
+			verb = "rewrote"
+		}
+		did = append(did, fmt.Sprintf("%s %s, dropping %s", verb, branch, plural(r.Dropped, "commit")))
+	}
+	for _, c := range r.Refs {
+		name := c.Ref
+		if n, ok := strings.CutPrefix(c.Ref, snapshot.RefPrefix); ok {
+			name = "snapshot " + n
+		}
+		did = append(did, c.Change+" "+name)
+	}
+	s := "the agent " + strings.Join(did, ", ") + "; the harness put it back"
+	var kept []string
+	switch {
+	case r.AgentTip != "":
+		kept = append(kept, "agent's tip kept at "+r.AgentTip)
+	case r.AgentHead != "":
+		kept = append(kept, "agent's HEAD kept at "+r.AgentHead)
+	}
+	if r.Worktree != "" && !r.Carried {
+		kept = append(kept, "its uncommitted work kept at "+r.Worktree)
+	}
+	if len(kept) > 0 {
+		s += " (" + strings.Join(kept, "; ") + ")"
+	}
+	if len(r.Problems) > 0 {
+		s += "; but could not " + strings.Join(r.Problems, "; ")
+	}
+	return s
+}
+
+// Feedback is what the agent reads next (feedback.md): what it did, what
+// the harness did about it, where its own work is, and what it may and may
+// not do with the history.
+func (r Report) Feedback() string {
+	var b strings.Builder
+	b.WriteString("# History put back\n\n")
+	fmt.Fprintf(&b, "The harness found that %s.\n\n", r.String())
+	b.WriteString("The user's history is not yours to change. You may commit on top of the branch: new commits are your work and are fine. You may not reset, rebase or amend commits that were there when the task started, push with force, switch branches or detach HEAD, or create, move or delete refs under refs/ralph/ (they are ralph's snapshots). Anything of that kind is put back after every iteration.\n")
+	switch {
+	case r.Worktree != "" && r.Carried:
+		b.WriteString("\nYour uncommitted changes are in the working tree again, on top of the restored branch.\n")
+	case r.Worktree != "":
+		fmt.Fprintf(&b, "\nYour uncommitted changes touched files the restored commits change, so the working tree now holds the branch's version. Yours is kept at %s: see `git diff HEAD %s` and bring back what you need by editing the files.\n", r.Worktree, r.Worktree)
+	}
+	if r.AgentTip != "" {
+		fmt.Fprintf(&b, "\nThe branch as you left it is kept at %s; if it holds commits of yours, cherry-pick them onto the branch (`git cherry-pick <commit>`), which adds new commits.\n", r.AgentTip)
+	}
+	return b.String()
+}
+
+// state is where the repository stands.
+type state struct {
+	ref  string // the branch HEAD is on (full ref), "" when detached
+	head string // HEAD's commit, "" when there is none
+	tip  string // the guarded branch's commit, "" when it is gone
+	refs map[string]string
+}
+
+func read(ctx context.Context, dir string, o Origin) (state, error) {
+	ref, head, err := readHEAD(ctx, dir)
+	if err != nil {
+		return state{}, err
+	}
+	s := state{ref: ref, head: head, tip: head}
+	if o.Branch != "" {
+		if s.tip, err = resolve(ctx, dir, o.Branch); err != nil {
+			return state{}, err
+		}
+	}
+	if s.refs, err = snapshotRefs(ctx, dir); err != nil {
+		return state{}, err
+	}
+	return s, nil
+}
+
+// readHEAD returns the branch HEAD is on ("" when detached) and its
+// commit ("" when the branch has no commit yet).
+func readHEAD(ctx context.Context, dir string) (ref, head string, err error) {
+	ref, err = git.Line(ctx, dir, "symbolic-ref", "-q", "HEAD")
+	if err != nil {
+		if !exitedWith(err, 1) {
+			return "", "", err
+		}
+		ref = ""
+	}
+	head, err = resolve(ctx, dir, "HEAD")
+	return ref, head, err
+}
+
+// resolve returns the commit name points at, "" when there is none.
+func resolve(ctx context.Context, dir, name string) (string, error) {
+	c, err := git.Line(ctx, dir, "rev-parse", "-q", "--verify", name+"^{commit}")
+	if exitedWith(err, 1) {
+		return "", nil
+	}
+	return c, err
+}
+
+// snapshotRefs maps each snapshot ref to its commit.
+func snapshotRefs(ctx context.Context, dir string) (map[string]string, error) {
+	out, err := git.Run(ctx, dir, "for-each-ref", "--format=%(objectname) %(refname)", snapshot.RefPrefix, snapshot.TipRef)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]string{}
+	for line := range strings.Lines(out) {
+		if c, ref, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			refs[ref] = c
+		}
+	}
+	return refs, nil
+}
+
+// refChanges compares the snapshot refs before (old) and after (now). A
+// new ref with a snapshot name whose commit descends from the old tip,
+// and the tip moving to such a commit, is a snapshot saved as ralph saves
+// them, not a change.
+func refChanges(ctx context.Context, dir string, old, now map[string]string) ([]RefChange, error) {
+	oldTip := old[snapshot.TipRef]
+	saved := map[string]bool{}
+	var out []RefChange
+	for ref, c := range now {
+		if _, had := old[ref]; had || ref == snapshot.TipRef {
+			continue
+		}
+		name, _ := strings.CutPrefix(ref, snapshot.RefPrefix)
+		chained := oldTip == ""
+		if !chained {
+			var err error
+			if chained, err = isAncestor(ctx, dir, oldTip, c); err != nil {
+				chained = false
+			}
+		}
+		if snapshot.ValidName(name) && chained {
+			saved[c] = true
+			continue
+		}
+		out = append(out, RefChange{Ref: ref, Change: "created"})
+	}
+	if c, ok := now[snapshot.TipRef]; ok && oldTip == "" && !saved[c] {
+		out = append(out, RefChange{Ref: snapshot.TipRef, Change: "created"})
+	}
+	for ref, c := range old {
+		nc, ok := now[ref]
+		switch {
+		case !ok:
+			out = append(out, RefChange{Ref: ref, Change: "deleted"})
+		case nc != c && !(ref == snapshot.TipRef && saved[nc]):
+			out = append(out, RefChange{Ref: ref, Change: "moved"})
+		}
+	}
+	slices.SortFunc(out, func(a, b RefChange) int { return strings.Compare(a.Ref, b.Ref) })
+	return out, nil
+}
+
+// dropped counts the commits of before that tip does not have, and says
+// whether tip has commits of its own (rewrote) rather than being one of
+// before's ancestors.
+func dropped(ctx context.Context, dir, tip, before string) (n int, rewrote bool) {
+	if before == "" {
+		return 1, false
+	}
+	out, err := git.Line(ctx, dir, "rev-list", "--count", before, "^"+tip)
+	if n, err = strconv.Atoi(out); err != nil || n < 1 {
+		n = 1
+	}
+	anc, err := isAncestor(ctx, dir, tip, before)
+	return n, err != nil || !anc
+}
+
+// isAncestor reports whether commit a is an ancestor of (or is) b.
+func isAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+	_, err := git.Run(ctx, dir, "merge-base", "--is-ancestor", a, b)
+	switch {
+	case err == nil:
+		return true, nil
+	case exitedWith(err, 1):
+		return false, nil
+	}
+	return false, err
+}
+
+// saveWorktree commits the working tree (tracked and untracked files that
+// are not ignored, ralph's .ralph/ left out) on head, with a private index
+// so the user's is untouched. It returns "" when the tree is head's.
+func saveWorktree(ctx context.Context, dir, head string) (string, error) {
+	tmp, err := os.MkdirTemp("", "ralph-guard-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	opt := git.Options{Env: append([]string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}, git.Identity...)}
+	run := func(args ...string) (string, error) {
+		out, err := git.RunWith(ctx, dir, opt, args...)
+		return strings.TrimSpace(string(out)), err
+	}
+	if _, err := run("read-tree", head); err != nil {
+		return "", err
+	}
+	if _, err := run("add", "-A", "--", ":/", ":(exclude).ralph"); err != nil {
+		return "", err
+	}
+	tree, err := run("write-tree")
+	if err != nil {
+		return "", err
+	}
+	if base, err := run("rev-parse", head+"^{tree}"); err != nil || base == tree {
+		return "", err
+	}
+	return run("commit-tree", "--no-gpg-sign", tree, "-p", head, "-m", "the agent's working tree, kept by ralph when it put the history back")
+}
+
+func exitedWith(err error, code int) bool {
+	var ge *git.Error
+	return errors.As(err, &ge) && ge.ExitCode() == code
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
