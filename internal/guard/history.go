@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // AgentRefPrefix is where Guard keeps the agent's version of what it put
@@ -235,6 +237,12 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 			problem("detach HEAD", err)
 		}
 	}
+	hold := func() error { return nil }
+	if now.head != "" {
+		if hold, err = holdHarnessFiles(ctx, dir, now.head, target); err != nil {
+			problem("keep ralph's .ralph/ files as they are", err)
+		}
+	}
 	checkout := []string{"checkout", "-q", "--detach", target, "--"}
 	if o.Branch != "" {
 		if bad {
@@ -253,6 +261,9 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 		}
 	} else {
 		rep.Carried = rep.Worktree != ""
+	}
+	if err := hold(); err != nil {
+		problem("put ralph's .ralph/ files back", err)
 	}
 	return rep, nil
 }
@@ -478,7 +489,7 @@ func saveWorktree(ctx context.Context, dir, head string) (string, error) {
 	if _, err := run("read-tree", head); err != nil {
 		return "", err
 	}
-	if _, err := run("add", "-A", "--", ":/", ":(exclude).ralph"); err != nil {
+	if _, err := run("add", "-A", "--", ":/", ":(exclude)"+workspace.Dir); err != nil {
 		return "", err
 	}
 	tree, err := run("write-tree")
@@ -489,6 +500,73 @@ func saveWorktree(ctx context.Context, dir, head string) (string, error) {
 		return "", err
 	}
 	return run("commit-tree", "--no-gpg-sign", tree, "-p", head, "-m", "the agent's working tree, kept by ralph when it put the history back")
+}
+
+// holdHarnessFiles keeps ralph's files out of a checkout from commit
+// from to commit to, where the user's branch tracks some of them: it
+// reads the files under .ralph/ that the checkout would rewrite, makes
+// them from's (so the checkout neither refuses nor is forced over them),
+// and returns the function that writes the harness's versions back.
+func holdHarnessFiles(ctx context.Context, dir, from, to string) (restore func() error, err error) {
+	restore = func() error { return nil }
+	out, err := git.Run(ctx, dir, "diff", "--name-status", "--no-renames", "--relative", "-z", from, to, "--", workspace.Dir)
+	if err != nil {
+		return restore, err
+	}
+	type file struct {
+		path string
+		data []byte
+		mode fs.FileMode
+		ok   bool
+	}
+	var held []file
+	var inFrom []string
+	f := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		p := f[i+1]
+		h := file{path: p}
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() {
+			if h.data, err = os.ReadFile(full); err != nil {
+				return restore, err
+			}
+			h.mode, h.ok = fi.Mode().Perm(), true
+		}
+		held = append(held, h)
+		if f[i] == "A" { // not in from: out of the way
+			if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return restore, err
+			}
+			if _, err := git.Run(ctx, dir, "rm", "-q", "--cached", "--ignore-unmatch", "--", p); err != nil {
+				return restore, err
+			}
+		} else {
+			inFrom = append(inFrom, p)
+		}
+	}
+	if len(inFrom) > 0 {
+		if _, err := git.Run(ctx, dir, append([]string{"checkout", "-q", from, "--"}, inFrom...)...); err != nil {
+			return restore, err
+		}
+	}
+	return func() error {
+		var errs []error
+		for _, h := range held {
+			full := filepath.Join(dir, filepath.FromSlash(h.path))
+			if !h.ok {
+				if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, os.WriteFile(full, h.data, h.mode))
+		}
+		return errors.Join(errs...)
+	}, nil
 }
 
 func exitedWith(err error, code int) bool {

@@ -317,6 +317,42 @@ func TestGuard(t *testing.T) {
 	}
 }
 
+// ralph's own files stay as the harness has them, even where the user's
+// branch tracks them and the restored commits change them.
+func TestGuardLeavesRalphFiles(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.write(".ralph/plan.tsx", "the user's committed plan\n")
+	r.write(".ralph/status.txt", "running\n")
+	r.commit("the user commits .ralph/")
+	origin, err := guard.ReadOrigin(ctx, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, err := guard.ReadMark(ctx, r.dir, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.git("reset", "-q", "--hard", "HEAD~1")
+	// The harness writes its files as the iteration goes.
+	r.write(".ralph/status.txt", "complete\n")
+	r.write(".ralph/plan.tsx", "the plan of this task\n")
+	r.write("work.txt", "the agent's work\n")
+	rep, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) > 0 || !rep.Carried {
+		t.Errorf("problems %v, carried %v; want none and the agent's work carried", rep.Problems, rep.Carried)
+	}
+	if got := r.read(".ralph/status.txt") + r.read(".ralph/plan.tsx") + r.read("work.txt") + r.read("u2.txt"); got != "complete\nthe plan of this task\nthe agent's work\nthe user's second commit\n" {
+		t.Errorf("files after the guard: %q", got)
+	}
+	if got := r.git("log", "-1", "--format=%s"); got != "the user commits .ralph/" {
+		t.Errorf("HEAD is at %q", got)
+	}
+}
+
 // The mark, not the start, is where the branch goes back to: the agent's
 // commits of earlier iterations stay.
 func TestGuardKeepsEarlierAgentCommits(t *testing.T) {
