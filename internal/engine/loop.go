@@ -205,6 +205,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		return iterResult{}, err
 	}
 
+	e.markHistory(ctx, r)
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
 	if r.route == task.Mutation && data.Phase == workspace.PhasePlan {
@@ -308,6 +309,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 		break
 	}
 	r.agentErrors = 0
+	e.checkHistory(ctx, r)
 
 	// Completion signals: the status file, the promise at the end of the
 	// final message only, or an agent that finished without tools.
@@ -470,6 +472,7 @@ func (e *Engine) report(r *run, p Progress) {
 func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
 	wctx, cancel := detached(ctx)
 	defer cancel()
+	detail += e.guardAtEnd(wctx, r)
 	status := store.TaskDone
 	if reason == Interrupted {
 		status = store.TaskInterrupted
