@@ -136,12 +136,28 @@ func (r Report) Changed() bool {
 // in Report.Worktree, which its feedback names. Files git ignores and
 // ralph's .ralph/ are never touched.
 //
-// Guard returns an error only when it cannot tell what changed; what it
-// could not put back is in Report.Problems.
-func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, error) {
+// Guard returns the mark to compare the next check with, and an error
+// only when it cannot tell what changed; what it could not put back is in
+// Report.Problems. A check that finds nothing costs one git call, two when
+// the branch has new commits.
+func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, Mark, error) {
+	rep, now, err := guard(ctx, dir, o, m, keep)
+	if err != nil {
+		return Report{}, Mark{}, fmt.Errorf("guard the history: %w", err)
+	}
+	if rep.Changed() {
+		// Read what was put back, not what the agent left.
+		if now, err = read(ctx, dir, o); err != nil {
+			return rep, Mark{}, fmt.Errorf("guard the history: %w", err)
+		}
+	}
+	return rep, Mark{Tip: now.tip, Refs: now.refs}, nil
+}
+
+func guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, state, error) {
 	now, err := read(ctx, dir, o)
 	if err != nil {
-		return Report{}, fmt.Errorf("guard the history: %w", err)
+		return Report{}, now, err
 	}
 	rep := Report{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
 	bad := false // the guarded tip lost the task's start
@@ -155,10 +171,12 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 		switch {
 		case now.tip == "":
 			bad, rep.Deleted = true, o.Branch != ""
+		case now.tip == m.Tip:
+			// Where the last check left it, which descends from the start.
 		default:
 			kept, err := isAncestor(ctx, dir, o.Head, now.tip)
 			if err != nil {
-				return Report{}, fmt.Errorf("guard the history: %w", err)
+				return Report{}, now, err
 			}
 			if !kept {
 				bad = true
@@ -167,10 +185,10 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 		}
 	}
 	if rep.Refs, err = refChanges(ctx, dir, m.Refs, now.refs); err != nil {
-		return Report{}, fmt.Errorf("guard the history: %w", err)
+		return Report{}, now, err
 	}
 	if !rep.Changed() {
-		return rep, nil
+		return rep, now, nil
 	}
 
 	ns := AgentRefPrefix + keep + "/"
@@ -206,7 +224,7 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 	}
 
 	if !bad && rep.Switched == "" {
-		return rep, nil
+		return rep, now, nil
 	}
 	// The branch and HEAD.
 	target := now.tip
@@ -265,7 +283,7 @@ func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 	if err := hold(); err != nil {
 		problem("put ralph's .ralph/ files back", err)
 	}
-	return rep, nil
+	return rep, now, nil
 }
 
 // String says what happened in one line, in ralph's words: "the agent
@@ -349,18 +367,44 @@ type state struct {
 }
 
 func read(ctx context.Context, dir string, o Origin) (state, error) {
-	ref, head, err := readHEAD(ctx, dir)
+	// One git call in the common case: the branch (marked when HEAD is
+	// on it) and the snapshot refs.
+	patterns := []string{snapshot.RefPrefix, snapshot.TipRef}
+	if o.Branch != "" {
+		patterns = append(patterns, o.Branch)
+	}
+	out, err := git.Run(ctx, dir, append([]string{"for-each-ref", "--format=%(HEAD)%(objectname) %(refname)"}, patterns...)...)
 	if err != nil {
 		return state{}, err
 	}
-	s := state{ref: ref, head: head, tip: head}
-	if o.Branch != "" {
-		if s.tip, err = resolve(ctx, dir, o.Branch); err != nil {
-			return state{}, err
+	s := state{refs: map[string]string{}}
+	for line := range strings.Lines(out) {
+		line = strings.TrimRight(line, "\n")
+		if len(line) < 2 {
+			continue
+		}
+		current := line[0] == '*'
+		c, ref, ok := strings.Cut(line[1:], " ")
+		switch {
+		case !ok:
+		case ref == o.Branch:
+			s.tip = c
+			if current {
+				s.ref, s.head = ref, c
+			}
+		case ref == snapshot.TipRef || strings.HasPrefix(ref, snapshot.RefPrefix):
+			s.refs[ref] = c
 		}
 	}
-	if s.refs, err = snapshotRefs(ctx, dir); err != nil {
+	if s.ref != "" {
+		return s, nil
+	}
+	// HEAD is elsewhere, or the task started on a detached HEAD.
+	if s.ref, s.head, err = readHEAD(ctx, dir); err != nil {
 		return state{}, err
+	}
+	if o.Branch == "" {
+		s.tip = s.head
 	}
 	return s, nil
 }
@@ -386,21 +430,6 @@ func resolve(ctx context.Context, dir, name string) (string, error) {
 		return "", nil
 	}
 	return c, err
-}
-
-// snapshotRefs maps each snapshot ref to its commit.
-func snapshotRefs(ctx context.Context, dir string) (map[string]string, error) {
-	out, err := git.Run(ctx, dir, "for-each-ref", "--format=%(objectname) %(refname)", snapshot.RefPrefix, snapshot.TipRef)
-	if err != nil {
-		return nil, err
-	}
-	refs := map[string]string{}
-	for line := range strings.Lines(out) {
-		if c, ref, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
-			refs[ref] = c
-		}
-	}
-	return refs, nil
 }
 
 // refChanges compares the snapshot refs before (old) and after (now). A

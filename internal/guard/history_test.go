@@ -273,9 +273,13 @@ func TestGuard(t *testing.T) {
 			}
 			head, snaps := r.git("rev-parse", "main"), r.snapshots()
 			tt.agent(r)
-			rep, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+			rep, next, err := guard.Guard(ctx, r.dir, origin, mark, "k")
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The next check, from the mark Guard returned, finds nothing.
+			if again, _, err := guard.Guard(ctx, r.dir, origin, next, "k2"); err != nil || again.Changed() {
+				t.Errorf("a second check reports %q, %v", again, err)
 			}
 			if tt.want == "" {
 				if rep.Changed() {
@@ -303,11 +307,6 @@ func TestGuard(t *testing.T) {
 				}
 				if !strings.Contains(rep.Feedback(), "You may not reset, rebase or amend") {
 					t.Errorf("the feedback does not say what the agent may not do:\n%s", rep.Feedback())
-				}
-				// A second look finds nothing more to put back.
-				again, err := guard.Guard(ctx, r.dir, origin, mark, "k2")
-				if err != nil || again.Changed() {
-					t.Errorf("a second check reports %q, %v", again, err)
 				}
 			}
 			if tt.check != nil {
@@ -338,7 +337,7 @@ func TestGuardLeavesRalphFiles(t *testing.T) {
 	r.write(".ralph/status.txt", "complete\n")
 	r.write(".ralph/plan.tsx", "the plan of this task\n")
 	r.write("work.txt", "the agent's work\n")
-	rep, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +368,7 @@ func TestGuardKeepsEarlierAgentCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.git("reset", "-q", "--hard", "HEAD~3")
-	rep, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +400,7 @@ func TestGuardLinkedWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.git("reset", "-q", "--hard", "HEAD~2")
-	rep, err := guard.Guard(ctx, wt, origin, mark, "k")
+	rep, _, err := guard.Guard(ctx, wt, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,5 +412,48 @@ func TestGuardLinkedWorktree(t *testing.T) {
 	}
 	if got, want := w.git("rev-parse", "HEAD"), r.git("rev-parse", "main"); got != want {
 		t.Errorf("the task's branch is at %s, want %s", got, want)
+	}
+}
+
+// A task that started on a detached HEAD guards HEAD itself: moving it on
+// is fine, moving it off the start is put back.
+func TestGuardDetachedOrigin(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	r.git("checkout", "-q", "--detach", "HEAD")
+	origin, err := guard.ReadOrigin(ctx, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if origin.Branch != "" {
+		t.Fatalf("origin branch %q, want none", origin.Branch)
+	}
+	mark, err := guard.ReadMark(ctx, r.dir, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := r.git("rev-parse", "HEAD")
+	r.write("feature.txt", "the agent's work\n")
+	r.commit("feature")
+	if rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k"); err != nil || rep.Changed() {
+		t.Fatalf("a new commit on the detached HEAD: %q, %v", rep, err)
+	}
+	if mark, err = guard.ReadMark(ctx, r.dir, origin); err != nil {
+		t.Fatal(err)
+	}
+	tip := r.git("rev-parse", "HEAD")
+	r.git("checkout", "-q", "--detach", start+"~1")
+	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rep.String(), "the agent reset HEAD, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)"; got != want {
+		t.Errorf("report:\n got %s\nwant %s", got, want)
+	}
+	if got := r.git("rev-parse", "HEAD"); got != tip {
+		t.Errorf("HEAD is at %s, want %s", got, tip)
+	}
+	if _, err := git.Line(ctx, r.dir, "symbolic-ref", "-q", "HEAD"); err == nil {
+		t.Errorf("HEAD is on a branch, want it detached as the task started")
 	}
 }
