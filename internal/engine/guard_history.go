@@ -78,12 +78,13 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 			return
 		}
 	}
-	if rec.Mark != nil {
+	var mark guard.Mark
+	if rec.Mark == nil {
+		mark, err = guard.ReadMark(ctx, e.ws.Root, rec.Origin)
+	} else {
 		keep := fmt.Sprintf("task-%d-iteration-%d", r.number, r.iteration)
-		rep, err := guard.Guard(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
-		if err != nil {
-			e.log.Warn("guard the history", "task", r.number, "err", err)
-		}
+		var rep guard.Report
+		rep, mark, err = guard.Guard(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
 		if rep.Changed() {
 			data, _ := json.Marshal(struct {
 				What string `json:"what"`
@@ -94,10 +95,11 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 			e.prependFeedback(rec.Note)
 		}
 	}
-	if m, err := guard.ReadMark(ctx, e.ws.Root, rec.Origin); err != nil {
-		e.log.Warn("mark the history", "task", r.number, "err", err)
+	if err != nil {
+		// The last mark stays: the next hook compares with it.
+		e.log.Warn("guard the history", "task", r.number, "err", err)
 	} else {
-		rec.Mark = &m
+		rec.Mark = &mark
 	}
 	if beforeAgent && rec.Note != "" {
 		// Gate feedback written since may have replaced it.
@@ -105,10 +107,10 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 		rec.Note = ""
 	}
 	b, err := json.Marshal(rec)
-	if err == nil {
-		err = e.st.SetState(ctx, historyKey(r.taskID), string(b))
+	if err != nil || (ok && string(b) == raw) {
+		return
 	}
-	if err != nil {
+	if err := e.st.SetState(ctx, historyKey(r.taskID), string(b)); err != nil {
 		e.log.Error("record the history guard's state", "task", r.number, "err", err)
 	}
 }
