@@ -30,8 +30,8 @@ type historyRecord struct {
 	// Origin is the branch and commit the task started from, read before
 	// the agent first ran.
 	Origin guard.Origin `json:"origin"`
-	// Mark is the branch tip and snapshot refs as the last hook left them.
-	Mark *guard.Mark `json:"mark,omitempty"`
+	// HistoryMark is the branch tip and snapshot refs as the last hook left them.
+	HistoryMark *guard.HistoryMark `json:"mark,omitempty"`
 	// Note is feedback about a change the harness undid that the agent
 	// has not been shown yet: the next prompt carries it.
 	Note string `json:"note,omitempty"`
@@ -78,17 +78,17 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 			return
 		}
 	}
-	var mark guard.Mark
-	if rec.Mark == nil {
-		mark, err = guard.ReadMark(ctx, e.ws.Root, rec.Origin)
+	var mark guard.HistoryMark
+	if rec.HistoryMark == nil {
+		mark, err = guard.ReadHistoryMark(ctx, e.ws.Root, rec.Origin)
 	} else {
 		keep := fmt.Sprintf("task-%d-iteration-%d", r.number, r.iteration)
-		var rep guard.Report
-		rep, mark, err = guard.Guard(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
+		var rep guard.HistoryReport
+		rep, mark, err = guard.History(ctx, e.ws.Root, rec.Origin, *rec.HistoryMark, keep)
 		if rep.Changed() {
 			data, _ := json.Marshal(struct {
 				What string `json:"what"`
-				guard.Report
+				guard.HistoryReport
 			}{"history", rep})
 			e.tamper(ctx, r, rep.String(), string(data))
 			rec.Note = rep.Feedback()
@@ -99,7 +99,7 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 		// The last mark stays: the next hook compares with it.
 		e.log.Warn("guard the history", "task", r.number, "err", err)
 	} else {
-		rec.Mark = &mark
+		rec.HistoryMark = &mark
 	}
 	if beforeAgent && rec.Note != "" {
 		// Gate feedback written since may have replaced it.

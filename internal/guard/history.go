@@ -16,11 +16,11 @@ import (
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
-// AgentRefPrefix is where Guard keeps the agent's version of what it put
+// AgentRefPrefix is where History keeps the agent's version of what it put
 // back, one folder per check: refs/ralph/agent/<keep>/tip, head, worktree,
 // and ralph/… for snapshot refs. It is not the snapshot namespace
 // (snapshot.RefPrefix), so snapshot listings never show these refs, and
-// Guard does not watch it: the agent may do as it likes with them.
+// History does not watch it: the agent may do as it likes with them.
 const AgentRefPrefix = "refs/ralph/agent/"
 
 // Origin is where a task started: the branch checked out and its commit.
@@ -44,11 +44,11 @@ func ReadOrigin(ctx context.Context, dir string) (Origin, error) {
 	return Origin{Branch: ref, Head: head}, nil
 }
 
-// Mark is the state a check compares with: the guarded branch's tip and
+// HistoryMark is the state a check compares with: the guarded branch's tip and
 // the snapshot refs as they stood before the agent ran.
-type Mark struct {
+type HistoryMark struct {
 	// Tip is the guarded branch's commit (HEAD's, for a detached
-	// origin). It descends from Origin.Head: it is where Guard puts the
+	// origin). It descends from Origin.Head: it is where History puts the
 	// branch back.
 	Tip string `json:"tip,omitempty"`
 	// Refs maps each snapshot ref (refs/ralph/snapshots/… and
@@ -56,14 +56,14 @@ type Mark struct {
 	Refs map[string]string `json:"refs,omitempty"`
 }
 
-// ReadMark reads the mark of the repository at dir for a task that
+// ReadHistoryMark reads the mark of the repository at dir for a task that
 // started at o.
-func ReadMark(ctx context.Context, dir string, o Origin) (Mark, error) {
-	s, err := read(ctx, dir, o)
+func ReadHistoryMark(ctx context.Context, dir string, o Origin) (HistoryMark, error) {
+	s, err := readHistory(ctx, dir, o)
 	if err != nil {
-		return Mark{}, fmt.Errorf("read the history mark: %w", err)
+		return HistoryMark{}, fmt.Errorf("read the history mark: %w", err)
 	}
-	return Mark{Tip: s.tip, Refs: s.refs}, nil
+	return HistoryMark{Tip: s.tip, Refs: s.refs}, nil
 }
 
 // RefChange is one snapshot ref the agent created, moved or deleted.
@@ -76,9 +76,9 @@ type RefChange struct {
 	Kept string `json:"kept,omitempty"`
 }
 
-// Report says what the agent did to the history and what Guard did about
-// it. The zero Report means nothing happened.
-type Report struct {
+// HistoryReport says what the agent did to the history and what History did about
+// it. The zero HistoryReport means nothing happened.
+type HistoryReport struct {
 	// Branch is the guarded branch's short name; "" for a detached origin.
 	Branch string `json:"branch,omitempty"`
 	// Switched is where the agent left HEAD instead of on Branch: another
@@ -106,19 +106,19 @@ type Report struct {
 	// Carried is set when the agent's uncommitted changes are in the
 	// working tree again, on top of the restored branch.
 	Carried bool `json:"carried,omitempty"`
-	// Problems lists what Guard could not put back.
+	// Problems lists what History could not put back.
 	Problems []string `json:"problems,omitempty"`
 }
 
-// Changed reports whether the agent changed anything Guard watches.
-func (r Report) Changed() bool {
+// Changed reports whether the agent changed anything History watches.
+func (r HistoryReport) Changed() bool {
 	return r.Switched != "" || r.Deleted || r.Dropped > 0 || len(r.Refs) > 0
 }
 
-// Guard compares the repository at dir with where the task started (o) and
+// History compares the repository at dir with where the task started (o) and
 // with the mark taken before the agent ran (m). When the agent switched or
 // detached HEAD, deleted the branch, left a branch tip that no longer
-// descends from o.Head, or created, moved or deleted a snapshot ref, Guard
+// descends from o.Head, or created, moved or deleted a snapshot ref, History
 // puts it back and keeps the agent's version under
 // AgentRefPrefix+keep+"/". New commits on the branch, and snapshots saved
 // the way ralph saves them (a new snapshot name chained on the tip: the
@@ -126,40 +126,40 @@ func (r Report) Changed() bool {
 // not changes.
 //
 // The working tree. The user's commits must come back on the branch and
-// into the files, and the agent's uncommitted work must not be lost. Guard
-// first saves the agent's whole working tree as a commit (Report.Worktree),
+// into the files, and the agent's uncommitted work must not be lost. History
+// first saves the agent's whole working tree as a commit (HistoryReport.Worktree),
 // then checks the branch out as `git checkout` does: the agent's
 // uncommitted changes are carried over onto the restored branch wherever
-// the restored commits did not touch the same files (Report.Carried).
+// the restored commits did not touch the same files (HistoryReport.Carried).
 // Where they did, a merge would leave conflict markers in the user's
 // files, so the branch's files win instead, and the agent's version stays
-// in Report.Worktree, which its feedback names. Files git ignores and
+// in HistoryReport.Worktree, which its feedback names. Files git ignores and
 // ralph's .ralph/ are never touched.
 //
-// Guard returns the mark to compare the next check with, and an error
+// History returns the mark to compare the next check with, and an error
 // only when it cannot tell what changed; what it could not put back is in
-// Report.Problems. A check that finds nothing costs one git call, two when
+// HistoryReport.Problems. A check that finds nothing costs one git call, two when
 // the branch has new commits.
-func Guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, Mark, error) {
-	rep, now, err := guard(ctx, dir, o, m, keep)
+func History(ctx context.Context, dir string, o Origin, m HistoryMark, keep string) (HistoryReport, HistoryMark, error) {
+	rep, now, err := checkHistory(ctx, dir, o, m, keep)
 	if err != nil {
-		return Report{}, Mark{}, fmt.Errorf("guard the history: %w", err)
+		return HistoryReport{}, HistoryMark{}, fmt.Errorf("guard the history: %w", err)
 	}
 	if rep.Changed() {
 		// Read what was put back, not what the agent left.
-		if now, err = read(ctx, dir, o); err != nil {
-			return rep, Mark{}, fmt.Errorf("guard the history: %w", err)
+		if now, err = readHistory(ctx, dir, o); err != nil {
+			return rep, HistoryMark{}, fmt.Errorf("guard the history: %w", err)
 		}
 	}
-	return rep, Mark{Tip: now.tip, Refs: now.refs}, nil
+	return rep, HistoryMark{Tip: now.tip, Refs: now.refs}, nil
 }
 
-func guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Report, state, error) {
-	now, err := read(ctx, dir, o)
+func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep string) (HistoryReport, historyState, error) {
+	now, err := readHistory(ctx, dir, o)
 	if err != nil {
-		return Report{}, now, err
+		return HistoryReport{}, now, err
 	}
-	rep := Report{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
+	rep := HistoryReport{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
 	bad := false // the guarded tip lost the task's start
 	if o.Head != "" {
 		if o.Branch != "" && now.ref != o.Branch {
@@ -174,18 +174,18 @@ func guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 		case now.tip == m.Tip:
 			// Where the last check left it, which descends from the start.
 		default:
-			kept, err := isAncestor(ctx, dir, o.Head, now.tip)
+			kept, err := isAncestorCommit(ctx, dir, o.Head, now.tip)
 			if err != nil {
-				return Report{}, now, err
+				return HistoryReport{}, now, err
 			}
 			if !kept {
 				bad = true
-				rep.Dropped, rep.Rewrote = dropped(ctx, dir, now.tip, m.Tip)
+				rep.Dropped, rep.Rewrote = droppedCommits(ctx, dir, now.tip, m.Tip)
 			}
 		}
 	}
-	if rep.Refs, err = refChanges(ctx, dir, m.Refs, now.refs); err != nil {
-		return Report{}, now, err
+	if rep.Refs, err = snapshotRefChanges(ctx, dir, m.Refs, now.refs); err != nil {
+		return HistoryReport{}, now, err
 	}
 	if !rep.Changed() {
 		return rep, now, nil
@@ -289,7 +289,7 @@ func guard(ctx context.Context, dir string, o Origin, m Mark, keep string) (Repo
 // String says what happened in one line, in ralph's words: "the agent
 // reset main, dropping 2 commits; the harness put it back (agent's tip
 // kept at refs/ralph/agent/task-1-iteration-1/tip)".
-func (r Report) String() string {
+func (r HistoryReport) String() string {
 	if !r.Changed() {
 		return "the agent left the history alone"
 	}
@@ -309,7 +309,7 @@ func (r Report) String() string {
 		if r.Rewrote {
 			verb = "rewrote"
 		}
-		did = append(did, fmt.Sprintf("%s %s, dropping %s", verb, branch, plural(r.Dropped, "commit")))
+		did = append(did, fmt.Sprintf("%s %s, dropping %s", verb, branch, countOf(r.Dropped, "commit")))
 	}
 	for _, c := range r.Refs {
 		name := c.Ref
@@ -341,7 +341,7 @@ func (r Report) String() string {
 // Feedback is what the agent reads next (feedback.md): what it did, what
 // the harness did about it, where its own work is, and what it may and may
 // not do with the history.
-func (r Report) Feedback() string {
+func (r HistoryReport) Feedback() string {
 	var b strings.Builder
 	b.WriteString("# History put back\n\n")
 	fmt.Fprintf(&b, "The harness found that %s.\n\n", r.String())
@@ -358,15 +358,15 @@ func (r Report) Feedback() string {
 	return b.String()
 }
 
-// state is where the repository stands.
-type state struct {
+// historyState is where the repository stands.
+type historyState struct {
 	ref  string // the branch HEAD is on (full ref), "" when detached
 	head string // HEAD's commit, "" when there is none
 	tip  string // the guarded branch's commit, "" when it is gone
 	refs map[string]string
 }
 
-func read(ctx context.Context, dir string, o Origin) (state, error) {
+func readHistory(ctx context.Context, dir string, o Origin) (historyState, error) {
 	// One git call in the common case: the branch (marked when HEAD is
 	// on it) and the snapshot refs.
 	patterns := []string{snapshot.RefPrefix, snapshot.TipRef}
@@ -375,9 +375,9 @@ func read(ctx context.Context, dir string, o Origin) (state, error) {
 	}
 	out, err := git.Run(ctx, dir, append([]string{"for-each-ref", "--format=%(HEAD)%(objectname) %(refname)"}, patterns...)...)
 	if err != nil {
-		return state{}, err
+		return historyState{}, err
 	}
-	s := state{refs: map[string]string{}}
+	s := historyState{refs: map[string]string{}}
 	for line := range strings.Lines(out) {
 		line = strings.TrimRight(line, "\n")
 		if len(line) < 2 {
@@ -401,7 +401,7 @@ func read(ctx context.Context, dir string, o Origin) (state, error) {
 	}
 	// HEAD is elsewhere, or the task started on a detached HEAD.
 	if s.ref, s.head, err = readHEAD(ctx, dir); err != nil {
-		return state{}, err
+		return historyState{}, err
 	}
 	if o.Branch == "" {
 		s.tip = s.head
@@ -414,19 +414,19 @@ func read(ctx context.Context, dir string, o Origin) (state, error) {
 func readHEAD(ctx context.Context, dir string) (ref, head string, err error) {
 	ref, err = git.Line(ctx, dir, "symbolic-ref", "-q", "HEAD")
 	if err != nil {
-		if !exitedWith(err, 1) {
+		if !gitExited(err, 1) {
 			return "", "", err
 		}
 		ref = ""
 	}
-	head, err = resolve(ctx, dir, "HEAD")
+	head, err = resolveCommit(ctx, dir, "HEAD")
 	return ref, head, err
 }
 
 // resolve returns the commit name points at, "" when there is none.
-func resolve(ctx context.Context, dir, name string) (string, error) {
+func resolveCommit(ctx context.Context, dir, name string) (string, error) {
 	c, err := git.Line(ctx, dir, "rev-parse", "-q", "--verify", name+"^{commit}")
-	if exitedWith(err, 1) {
+	if gitExited(err, 1) {
 		return "", nil
 	}
 	return c, err
@@ -436,7 +436,7 @@ func resolve(ctx context.Context, dir, name string) (string, error) {
 // new ref with a snapshot name whose commit descends from the old tip,
 // and the tip moving to such a commit, is a snapshot saved as ralph saves
 // them, not a change.
-func refChanges(ctx context.Context, dir string, old, now map[string]string) ([]RefChange, error) {
+func snapshotRefChanges(ctx context.Context, dir string, old, now map[string]string) ([]RefChange, error) {
 	oldTip := old[snapshot.TipRef]
 	saved := map[string]bool{}
 	var out []RefChange
@@ -448,7 +448,7 @@ func refChanges(ctx context.Context, dir string, old, now map[string]string) ([]
 		chained := oldTip == ""
 		if !chained {
 			var err error
-			if chained, err = isAncestor(ctx, dir, oldTip, c); err != nil {
+			if chained, err = isAncestorCommit(ctx, dir, oldTip, c); err != nil {
 				chained = false
 			}
 		}
@@ -477,7 +477,7 @@ func refChanges(ctx context.Context, dir string, old, now map[string]string) ([]
 // dropped counts the commits of before that tip does not have, and says
 // whether tip has commits of its own (rewrote) rather than being one of
 // before's ancestors.
-func dropped(ctx context.Context, dir, tip, before string) (n int, rewrote bool) {
+func droppedCommits(ctx context.Context, dir, tip, before string) (n int, rewrote bool) {
 	if before == "" {
 		return 1, false
 	}
@@ -485,17 +485,17 @@ func dropped(ctx context.Context, dir, tip, before string) (n int, rewrote bool)
 	if n, err = strconv.Atoi(out); err != nil || n < 1 {
 		n = 1
 	}
-	anc, err := isAncestor(ctx, dir, tip, before)
+	anc, err := isAncestorCommit(ctx, dir, tip, before)
 	return n, err != nil || !anc
 }
 
 // isAncestor reports whether commit a is an ancestor of (or is) b.
-func isAncestor(ctx context.Context, dir, a, b string) (bool, error) {
+func isAncestorCommit(ctx context.Context, dir, a, b string) (bool, error) {
 	_, err := git.Run(ctx, dir, "merge-base", "--is-ancestor", a, b)
 	switch {
 	case err == nil:
 		return true, nil
-	case exitedWith(err, 1):
+	case gitExited(err, 1):
 		return false, nil
 	}
 	return false, err
@@ -598,12 +598,12 @@ func holdHarnessFiles(ctx context.Context, dir, from, to string) (restore func()
 	}, nil
 }
 
-func exitedWith(err error, code int) bool {
+func gitExited(err error, code int) bool {
 	var ge *git.Error
 	return errors.As(err, &ge) && ge.ExitCode() == code
 }
 
-func plural(n int, word string) string {
+func countOf(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

@@ -98,20 +98,20 @@ func (r *repo) snapshots() []string {
 	return names
 }
 
-func TestGuard(t *testing.T) {
+func TestHistory(t *testing.T) {
 	tests := []struct {
 		name  string
 		agent func(r *repo)
 		// want is the report's line; "" means no report.
 		want string
-		// check looks at the repository after Guard.
-		check func(t *testing.T, r *repo, rep guard.Report)
+		// check looks at the repository after History.
+		check func(t *testing.T, r *repo, rep guard.HistoryReport)
 	}{
 		{
 			name:  "reset --hard HEAD~2",
 			agent: func(r *repo) { r.git("reset", "-q", "--hard", "HEAD~2") },
 			want:  "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if got := r.read("u1.txt") + r.read("u2.txt"); got != "the user's first commit\nthe user's second commit\n" {
 					t.Errorf("the user's files after the guard: %q", got)
 				}
@@ -132,7 +132,7 @@ func TestGuard(t *testing.T) {
 				r.git("commit", "-q", "-a", "--amend", "-m", "u2 amended")
 			},
 			want: "the agent rewrote main, dropping 1 commit; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if got := r.read("u2.txt"); got != "the user's second commit\n" {
 					t.Errorf("u2.txt after the guard: %q", got)
 				}
@@ -146,7 +146,7 @@ func TestGuard(t *testing.T) {
 				r.commit("agent's commit elsewhere")
 			},
 			want: "the agent switched from main to elsewhere; the harness put it back (agent's HEAD kept at refs/ralph/agent/k/head)",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if got := r.read("agent.txt"); !strings.HasPrefix(got, "<") {
 					t.Errorf("agent.txt of the other branch is still in the working tree: %q", got)
 				}
@@ -174,7 +174,7 @@ func TestGuard(t *testing.T) {
 			name:  "snapshot ref moved",
 			agent: func(r *repo) { r.git("update-ref", "refs/ralph/snapshots/task-1-pre", "HEAD~2") },
 			want:  "the agent moved snapshot task-1-pre; the harness put it back",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if rep.Refs[0].Kept != "refs/ralph/agent/k/ralph/snapshots/task-1-pre" {
 					t.Errorf("the agent's value is kept at %q", rep.Refs[0].Kept)
 				}
@@ -202,7 +202,7 @@ func TestGuard(t *testing.T) {
 				}
 				r.write("app.txt", "uncommitted\n")
 			},
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if got := r.read("app.txt"); got != "uncommitted\n" {
 					t.Errorf("the agent's uncommitted change was touched: %q", got)
 				}
@@ -227,7 +227,7 @@ func TestGuard(t *testing.T) {
 				r.write("new.txt", "a new file\n")
 			},
 			want: "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if !rep.Carried || rep.Worktree == "" {
 					t.Errorf("carried %v, worktree %q; want the agent's work carried and kept", rep.Carried, rep.Worktree)
 				}
@@ -246,7 +246,7 @@ func TestGuard(t *testing.T) {
 				r.write("app.txt", "base\nthe agent's line\n")
 			},
 			want: "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip; its uncommitted work kept at refs/ralph/agent/k/worktree)",
-			check: func(t *testing.T, r *repo, rep guard.Report) {
+			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
 				if got := r.read("app.txt"); got != "base\nu1\n" {
 					t.Errorf("app.txt after the guard: %q, want the user's", got)
 				}
@@ -267,18 +267,18 @@ func TestGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mark, err := guard.ReadMark(ctx, r.dir, origin)
+			mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
 			if err != nil {
 				t.Fatal(err)
 			}
 			head, snaps := r.git("rev-parse", "main"), r.snapshots()
 			tt.agent(r)
-			rep, next, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+			rep, next, err := guard.History(ctx, r.dir, origin, mark, "k")
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The next check, from the mark Guard returned, finds nothing.
-			if again, _, err := guard.Guard(ctx, r.dir, origin, next, "k2"); err != nil || again.Changed() {
+			// The next check, from the mark History returned, finds nothing.
+			if again, _, err := guard.History(ctx, r.dir, origin, next, "k2"); err != nil || again.Changed() {
 				t.Errorf("a second check reports %q, %v", again, err)
 			}
 			if tt.want == "" {
@@ -318,7 +318,7 @@ func TestGuard(t *testing.T) {
 
 // ralph's own files stay as the harness has them, even where the user's
 // branch tracks them and the restored commits change them.
-func TestGuardLeavesRalphFiles(t *testing.T) {
+func TestHistoryLeavesRalphFiles(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	r.write(".ralph/plan.tsx", "the user's committed plan\n")
@@ -328,7 +328,7 @@ func TestGuardLeavesRalphFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mark, err := guard.ReadMark(ctx, r.dir, origin)
+	mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestGuardLeavesRalphFiles(t *testing.T) {
 	r.write(".ralph/status.txt", "complete\n")
 	r.write(".ralph/plan.tsx", "the plan of this task\n")
 	r.write("work.txt", "the agent's work\n")
-	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	rep, _, err := guard.History(ctx, r.dir, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestGuardLeavesRalphFiles(t *testing.T) {
 
 // The mark, not the start, is where the branch goes back to: the agent's
 // commits of earlier iterations stay.
-func TestGuardKeepsEarlierAgentCommits(t *testing.T) {
+func TestHistoryKeepsEarlierAgentCommits(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	origin, err := guard.ReadOrigin(ctx, r.dir)
@@ -363,12 +363,12 @@ func TestGuardKeepsEarlierAgentCommits(t *testing.T) {
 	}
 	r.write("feature.txt", "iteration 1\n")
 	r.commit("the agent's iteration 1")
-	mark, err := guard.ReadMark(ctx, r.dir, origin)
+	mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.git("reset", "-q", "--hard", "HEAD~3")
-	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	rep, _, err := guard.History(ctx, r.dir, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestGuardKeepsEarlierAgentCommits(t *testing.T) {
 
 // In a worktree run the guarded branch is the task's own, checked out in a
 // linked worktree.
-func TestGuardLinkedWorktree(t *testing.T) {
+func TestHistoryLinkedWorktree(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	wt := filepath.Join(r.dir, ".ralph", "worktrees", "task-1")
@@ -395,12 +395,12 @@ func TestGuardLinkedWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mark, err := guard.ReadMark(ctx, wt, origin)
+	mark, err := guard.ReadHistoryMark(ctx, wt, origin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.git("reset", "-q", "--hard", "HEAD~2")
-	rep, _, err := guard.Guard(ctx, wt, origin, mark, "k")
+	rep, _, err := guard.History(ctx, wt, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestGuardLinkedWorktree(t *testing.T) {
 
 // A task that started on a detached HEAD guards HEAD itself: moving it on
 // is fine, moving it off the start is put back.
-func TestGuardDetachedOrigin(t *testing.T) {
+func TestHistoryDetachedOrigin(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	r.git("checkout", "-q", "--detach", "HEAD")
@@ -428,22 +428,22 @@ func TestGuardDetachedOrigin(t *testing.T) {
 	if origin.Branch != "" {
 		t.Fatalf("origin branch %q, want none", origin.Branch)
 	}
-	mark, err := guard.ReadMark(ctx, r.dir, origin)
+	mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := r.git("rev-parse", "HEAD")
 	r.write("feature.txt", "the agent's work\n")
 	r.commit("feature")
-	if rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k"); err != nil || rep.Changed() {
+	if rep, _, err := guard.History(ctx, r.dir, origin, mark, "k"); err != nil || rep.Changed() {
 		t.Fatalf("a new commit on the detached HEAD: %q, %v", rep, err)
 	}
-	if mark, err = guard.ReadMark(ctx, r.dir, origin); err != nil {
+	if mark, err = guard.ReadHistoryMark(ctx, r.dir, origin); err != nil {
 		t.Fatal(err)
 	}
 	tip := r.git("rev-parse", "HEAD")
 	r.git("checkout", "-q", "--detach", start+"~1")
-	rep, _, err := guard.Guard(ctx, r.dir, origin, mark, "k")
+	rep, _, err := guard.History(ctx, r.dir, origin, mark, "k")
 	if err != nil {
 		t.Fatal(err)
 	}
