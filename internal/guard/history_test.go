@@ -13,16 +13,16 @@ import (
 	"github.com/ralph-harness/ralph/internal/snapshot"
 )
 
-// repo is a git repository with the user's history: base, then u1 and u2
+// historyRepo is a git repository with the user's history: base, then u1 and u2
 // on main, and a task-1-pre snapshot.
-type repo struct {
+type historyRepo struct {
 	t   *testing.T
 	dir string
 }
 
-func newRepo(t *testing.T) *repo {
+func newHistoryRepo(t *testing.T) *historyRepo {
 	t.Helper()
-	r := &repo{t: t, dir: t.TempDir()}
+	r := &historyRepo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")
 	r.write("app.txt", "base\n")
 	r.write("notes.txt", "notes\n")
@@ -42,7 +42,7 @@ func newRepo(t *testing.T) *repo {
 	return r
 }
 
-func (r *repo) git(args ...string) string {
+func (r *historyRepo) git(args ...string) string {
 	r.t.Helper()
 	out, err := git.RunWith(context.Background(), r.dir, git.Options{Env: []string{
 		"GIT_AUTHOR_NAME=user", "GIT_AUTHOR_EMAIL=user@ralph.invalid",
@@ -55,7 +55,7 @@ func (r *repo) git(args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func (r *repo) write(name, content string) {
+func (r *historyRepo) write(name, content string) {
 	r.t.Helper()
 	p := filepath.Join(r.dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -66,7 +66,7 @@ func (r *repo) write(name, content string) {
 	}
 }
 
-func (r *repo) read(name string) string {
+func (r *historyRepo) read(name string) string {
 	r.t.Helper()
 	b, err := os.ReadFile(filepath.Join(r.dir, name))
 	if err != nil {
@@ -75,13 +75,13 @@ func (r *repo) read(name string) string {
 	return string(b)
 }
 
-func (r *repo) commit(msg string) {
+func (r *historyRepo) commit(msg string) {
 	r.t.Helper()
 	r.git("add", "-A")
 	r.git("commit", "-q", "-m", msg)
 }
 
-func (r *repo) snapshots() []string {
+func (r *historyRepo) snapshots() []string {
 	r.t.Helper()
 	snaps, err := snapshot.Open(context.Background(), r.dir, nil)
 	if err != nil {
@@ -101,17 +101,17 @@ func (r *repo) snapshots() []string {
 func TestHistory(t *testing.T) {
 	tests := []struct {
 		name  string
-		agent func(r *repo)
+		agent func(r *historyRepo)
 		// want is the report's line; "" means no report.
 		want string
 		// check looks at the repository after History.
-		check func(t *testing.T, r *repo, rep guard.HistoryReport)
+		check func(t *testing.T, r *historyRepo, rep guard.HistoryReport)
 	}{
 		{
 			name:  "reset --hard HEAD~2",
-			agent: func(r *repo) { r.git("reset", "-q", "--hard", "HEAD~2") },
+			agent: func(r *historyRepo) { r.git("reset", "-q", "--hard", "HEAD~2") },
 			want:  "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if got := r.read("u1.txt") + r.read("u2.txt"); got != "the user's first commit\nthe user's second commit\n" {
 					t.Errorf("the user's files after the guard: %q", got)
 				}
@@ -122,17 +122,17 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name:  "rebase dropping a commit",
-			agent: func(r *repo) { r.git("rebase", "-q", "--onto", "HEAD~2", "HEAD~1") },
+			agent: func(r *historyRepo) { r.git("rebase", "-q", "--onto", "HEAD~2", "HEAD~1") },
 			want:  "the agent rewrote main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
 		},
 		{
 			name: "amend",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.write("u2.txt", "the agent's version\n")
 				r.git("commit", "-q", "-a", "--amend", "-m", "u2 amended")
 			},
 			want: "the agent rewrote main, dropping 1 commit; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if got := r.read("u2.txt"); got != "the user's second commit\n" {
 					t.Errorf("u2.txt after the guard: %q", got)
 				}
@@ -140,13 +140,13 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "branch switch",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.git("checkout", "-q", "-b", "elsewhere", "HEAD~1")
 				r.write("agent.txt", "on another branch\n")
 				r.commit("agent's commit elsewhere")
 			},
 			want: "the agent switched from main to elsewhere; the harness put it back (agent's HEAD kept at refs/ralph/agent/k/head)",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if got := r.read("agent.txt"); !strings.HasPrefix(got, "<") {
 					t.Errorf("agent.txt of the other branch is still in the working tree: %q", got)
 				}
@@ -154,12 +154,12 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name:  "detached HEAD",
-			agent: func(r *repo) { r.git("checkout", "-q", "--detach", "HEAD~2") },
+			agent: func(r *historyRepo) { r.git("checkout", "-q", "--detach", "HEAD~2") },
 			want:  "the agent switched from main to a detached HEAD; the harness put it back (agent's HEAD kept at refs/ralph/agent/k/head)",
 		},
 		{
 			name: "branch deleted",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.git("checkout", "-q", "-b", "other")
 				r.git("branch", "-q", "-D", "main")
 			},
@@ -167,14 +167,14 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name:  "snapshot ref deleted",
-			agent: func(r *repo) { r.git("update-ref", "-d", "refs/ralph/snapshots/task-1-pre") },
+			agent: func(r *historyRepo) { r.git("update-ref", "-d", "refs/ralph/snapshots/task-1-pre") },
 			want:  "the agent deleted snapshot task-1-pre; the harness put it back",
 		},
 		{
 			name:  "snapshot ref moved",
-			agent: func(r *repo) { r.git("update-ref", "refs/ralph/snapshots/task-1-pre", "HEAD~2") },
+			agent: func(r *historyRepo) { r.git("update-ref", "refs/ralph/snapshots/task-1-pre", "HEAD~2") },
 			want:  "the agent moved snapshot task-1-pre; the harness put it back",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if rep.Refs[0].Kept != "refs/ralph/agent/k/ralph/snapshots/task-1-pre" {
 					t.Errorf("the agent's value is kept at %q", rep.Refs[0].Kept)
 				}
@@ -182,7 +182,7 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "snapshot ref created by hand",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.git("update-ref", "refs/ralph/snapshots/task-1-post", "HEAD")
 				r.git("update-ref", "refs/ralph/tip", "HEAD")
 			},
@@ -190,7 +190,7 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "new commits and a snapshot saved the ralph way",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.write("feature.txt", "the agent's work\n")
 				r.commit("feature")
 				snaps, err := snapshot.Open(context.Background(), r.dir, nil)
@@ -202,7 +202,7 @@ func TestHistory(t *testing.T) {
 				}
 				r.write("app.txt", "uncommitted\n")
 			},
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if got := r.read("app.txt"); got != "uncommitted\n" {
 					t.Errorf("the agent's uncommitted change was touched: %q", got)
 				}
@@ -213,7 +213,7 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "agent's own commit reset away, the start kept",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.write("feature.txt", "the agent's work\n")
 				r.commit("feature")
 				r.git("reset", "-q", "--hard", "HEAD~1")
@@ -221,13 +221,13 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "uncommitted work carried onto the restored branch",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.git("reset", "-q", "--hard", "HEAD~2")
 				r.write("notes.txt", "notes\nthe agent's note\n")
 				r.write("new.txt", "a new file\n")
 			},
 			want: "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip)",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if !rep.Carried || rep.Worktree == "" {
 					t.Errorf("carried %v, worktree %q; want the agent's work carried and kept", rep.Carried, rep.Worktree)
 				}
@@ -241,12 +241,12 @@ func TestHistory(t *testing.T) {
 		},
 		{
 			name: "uncommitted work on a file the user's commits changed",
-			agent: func(r *repo) {
+			agent: func(r *historyRepo) {
 				r.git("reset", "-q", "--hard", "HEAD~2")
 				r.write("app.txt", "base\nthe agent's line\n")
 			},
 			want: "the agent reset main, dropping 2 commits; the harness put it back (agent's tip kept at refs/ralph/agent/k/tip; its uncommitted work kept at refs/ralph/agent/k/worktree)",
-			check: func(t *testing.T, r *repo, rep guard.HistoryReport) {
+			check: func(t *testing.T, r *historyRepo, rep guard.HistoryReport) {
 				if got := r.read("app.txt"); got != "base\nu1\n" {
 					t.Errorf("app.txt after the guard: %q, want the user's", got)
 				}
@@ -262,7 +262,7 @@ func TestHistory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newRepo(t)
+			r := newHistoryRepo(t)
 			origin, err := guard.ReadOrigin(ctx, r.dir)
 			if err != nil {
 				t.Fatal(err)
@@ -320,7 +320,7 @@ func TestHistory(t *testing.T) {
 // branch tracks them and the restored commits change them.
 func TestHistoryLeavesRalphFiles(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	r.write(".ralph/plan.tsx", "the user's committed plan\n")
 	r.write(".ralph/status.txt", "running\n")
 	r.commit("the user commits .ralph/")
@@ -356,7 +356,7 @@ func TestHistoryLeavesRalphFiles(t *testing.T) {
 // commits of earlier iterations stay.
 func TestHistoryKeepsEarlierAgentCommits(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	origin, err := guard.ReadOrigin(ctx, r.dir)
 	if err != nil {
 		t.Fatal(err)
@@ -387,10 +387,10 @@ func TestHistoryKeepsEarlierAgentCommits(t *testing.T) {
 // linked worktree.
 func TestHistoryLinkedWorktree(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	wt := filepath.Join(r.dir, ".ralph", "worktrees", "task-1")
 	r.git("worktree", "add", "-q", "-b", "ralph/task/1", wt, "HEAD")
-	w := &repo{t: t, dir: wt}
+	w := &historyRepo{t: t, dir: wt}
 	origin, err := guard.ReadOrigin(ctx, wt)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +419,7 @@ func TestHistoryLinkedWorktree(t *testing.T) {
 // is fine, moving it off the start is put back.
 func TestHistoryDetachedOrigin(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
+	r := newHistoryRepo(t)
 	r.git("checkout", "-q", "--detach", "HEAD")
 	origin, err := guard.ReadOrigin(ctx, r.dir)
 	if err != nil {
