@@ -240,10 +240,12 @@ func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep
 	if now.head != "" && now.head != now.tip {
 		rep.AgentHead = keepRef("head", now.head)
 	}
+	saved := true // the agent's working tree is safe to replace
 	if now.head != "" {
 		wt, err := saveWorktree(ctx, dir, now.head)
 		switch {
 		case err != nil:
+			saved = false
 			problem("keep the agent's working tree", err)
 		case wt != "":
 			rep.Worktree = keepRef("worktree", wt)
@@ -272,9 +274,12 @@ func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep
 	}
 	if _, err := git.Run(ctx, dir, checkout...); err != nil {
 		// The agent's changes touch what the restored commits changed:
-		// the branch wins, the agent's version is in rep.Worktree.
+		// the branch wins, the agent's version is in rep.Worktree. Without
+		// that copy the files stay as they are, which git status shows.
 		force := append([]string{checkout[0], "-f"}, checkout[1:]...)
-		if _, err := git.Run(ctx, dir, force...); err != nil {
+		if !saved {
+			problem("check "+target+" out over the agent's unsaved changes", err)
+		} else if _, err := git.Run(ctx, dir, force...); err != nil {
 			problem("check "+target+" out", err)
 		}
 	} else {
