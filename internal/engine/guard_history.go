@@ -30,8 +30,8 @@ type historyRecord struct {
 	// Origin is the branch and commit the task started from, read before
 	// the agent first ran.
 	Origin guard.Origin `json:"origin"`
-	// HistoryMark is the branch tip and snapshot refs as the last hook left them.
-	HistoryMark *guard.HistoryMark `json:"mark,omitempty"`
+	// Mark is the branch tip and snapshot refs as the last hook left them.
+	Mark *guard.HistoryMark `json:"mark,omitempty"`
 	// Note is feedback about a change the harness undid that the agent
 	// has not been shown yet: the next prompt carries it.
 	Note string `json:"note,omitempty"`
@@ -79,12 +79,12 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 		}
 	}
 	var mark guard.HistoryMark
-	if rec.HistoryMark == nil {
+	if rec.Mark == nil {
 		mark, err = guard.ReadHistoryMark(ctx, e.ws.Root, rec.Origin)
 	} else {
 		keep := fmt.Sprintf("task-%d-iteration-%d", r.number, r.iteration)
 		var rep guard.HistoryReport
-		rep, mark, err = guard.History(ctx, e.ws.Root, rec.Origin, *rec.HistoryMark, keep)
+		rep, mark, err = guard.History(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
 		if rep.Changed() {
 			data, _ := json.Marshal(struct {
 				What string `json:"what"`
@@ -99,7 +99,7 @@ func (e *Engine) guardHistory(ctx context.Context, r *run, beforeAgent bool) {
 		// The last mark stays: the next hook compares with it.
 		e.log.Warn("guard the history", "task", r.number, "err", err)
 	} else {
-		rec.HistoryMark = &mark
+		rec.Mark = &mark
 	}
 	if beforeAgent && rec.Note != "" {
 		// Gate feedback written since may have replaced it.
