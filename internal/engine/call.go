@@ -97,6 +97,7 @@ func (s *iterationSink) Event(ev agent.Event) {
 // reads them again, and before the gates run.
 func (s *iterationSink) End(ctx context.Context, _ agentcall.Attempt, _ agent.Result, _ error) {
 	s.e.afterAgent(ctx, s.r)
+	s.e.guardHistory(ctx, s.r)
 	s.e.reportEscapes(s.r)
 }
 

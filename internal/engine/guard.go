@@ -314,7 +314,7 @@ func fileHash(path string) string {
 }
 
 // tamper records and shows an agent's change to what is not its own.
-func (e *Engine) tamper(r *run, text string, data map[string]any) {
+func (e *Engine) tamper(r *run, text string, data any) {
 	b, _ := json.Marshal(data)
 	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: store.SourceHarness, Kind: store.KindTamper, Text: text, Data: string(b)}); err != nil {
 		e.log.Error("record event", "err", err)

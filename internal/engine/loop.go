@@ -217,7 +217,7 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	if err != nil || end != "" {
 		return iterResult{end: end, detail: detail}, err
 	}
-	system, user, err := e.iterationPrompt(r)
+	system, user, err := e.iterationPrompt(ctx, r)
 	if err != nil {
 		return iterResult{}, err
 	}
@@ -260,7 +260,10 @@ func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end 
 }
 
 // iterationPrompt builds the iteration's system and user prompts.
-func (e *Engine) iterationPrompt(r *run) (system, user string, err error) {
+func (e *Engine) iterationPrompt(ctx context.Context, r *run) (system, user string, err error) {
+	// The history guard marks the branch before the agent runs; its and
+	// the files guard's notes go to feedback.md before the prompt reads it.
+	e.guardHistory(ctx, r)
 	e.writeGuardNotes(r)
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)
@@ -374,6 +377,7 @@ func (e *Engine) report(r *run, p Progress) {
 func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail string) Outcome {
 	wctx, cancel := detached(ctx)
 	defer cancel()
+	e.guardHistory(wctx, r) // the last iteration may have ended before its check
 	unverified := reason == Completed && e.unverified()
 	if unverified {
 		detail = UnverifiedDetail + " (" + detail + ")"

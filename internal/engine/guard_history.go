@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ralph-harness/ralph/internal/guard"
+)
+
+// The history guard (SPEC §2: any move of the user's branch that drops
+// commits is undone and reported) runs before an iteration's prompt is
+// built, after each agent run (before its completion signal is read), and
+// when the task ends. Each run compares the repository with the task's
+// origin and the last mark, so a change in an iteration that was killed is
+// caught by the next one.
+
+// historyKey holds a task's historyRecord. The store, not a file the
+// agent can write, is where the task's origin lives.
+func historyKey(taskID int64) string { return fmt.Sprintf("task:%d:history", taskID) }
+
+// historyRecord is the history guard's state for one task.
+type historyRecord struct {
+	// Origin is the branch and commit the task started from, read before
+	// the agent first ran.
+	Origin guard.Origin `json:"origin"`
+	// Mark is the branch tip and snapshot refs as the last hook left them.
+	Mark *guard.HistoryMark `json:"mark,omitempty"`
+}
+
+// guardHistory compares the repository with the task's origin and the
+// last mark, puts back what the agent changed (reporting it, with a note
+// for the agent's next prompt), and takes a new mark.
+func (e *Engine) guardHistory(ctx context.Context, r *run) {
+	var rec historyRecord
+	raw, ok, err := e.st.State(ctx, historyKey(r.taskID))
+	if err != nil {
+		e.log.Warn("read the history guard's record", "task", r.number, "err", err)
+		return
+	}
+	if ok {
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			e.log.Warn("read the history guard's record", "task", r.number, "err", err)
+			ok = false
+		}
+	}
+	if !ok {
+		// First hook of the task: nothing has run yet that could have
+		// moved the branch. Outside a git repository there is no history
+		// to guard.
+		if rec.Origin, err = guard.ReadOrigin(ctx, e.ws.Root); err != nil {
+			e.log.Debug("no history to guard", "err", err)
+			return
+		}
+	}
+	var mark guard.HistoryMark
+	if rec.Mark == nil {
+		mark, err = guard.ReadHistoryMark(ctx, e.ws.Root, rec.Origin)
+	} else {
+		keep := fmt.Sprintf("task-%d-iteration-%d", r.number, r.iteration)
+		var rep guard.HistoryReport
+		rep, mark, err = guard.History(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
+		if rep.Changed() {
+			data, _ := json.Marshal(struct {
+				What string `json:"what"`
+				guard.HistoryReport
+			}{"history", rep})
+			e.tamper(r, rep.String(), json.RawMessage(data))
+			r.guardNotes = append(r.guardNotes, rep.Feedback())
+		}
+	}
+	if err != nil {
+		// The last mark stays: the next hook compares with it.
+		e.log.Warn("guard the history", "task", r.number, "err", err)
+	} else {
+		rec.Mark = &mark
+	}
+	b, err := json.Marshal(rec)
+	if err != nil || (ok && string(b) == raw) {
+		return
+	}
+	if err := e.st.SetState(ctx, historyKey(r.taskID), string(b)); err != nil {
+		e.log.Error("record the history guard's state", "task", r.number, "err", err)
+	}
+}
