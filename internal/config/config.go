@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -282,6 +283,10 @@ func Load(root string) (Config, error) {
 	return cfg, cfg.validate()
 }
 
+// shellGate matches the decoder's complaint about run = "a string" in a
+// [[gates]] entry, capturing the line.
+var shellGate = regexp.MustCompile(`line (\d+) \(last key "gates\.run"\): incompatible types: TOML value has type string`)
+
 // file is ralph.toml as written. The gates key takes two shapes: an array
 // of [[gates]] tables (the command gates; TOML makes a [gates.build]
 // written after them a sub-table of the last one), or a [gates] table
@@ -328,6 +333,9 @@ func decodeGates(md toml.MetaData, raw toml.Primitive, cfg *Config) error {
 
 // decodeError names the file and, for a syntax error, the line.
 func decodeError(err error) error {
+	if m := shellGate.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: a gate's run is an argv list, never a shell string: write run = [\"go\", \"test\", \"./...\"]", FileName, m[1])
+	}
 	var perr toml.ParseError
 	if errors.As(err, &perr) {
 		msg := perr.Message

@@ -174,3 +174,16 @@ func TestTemplateBuildGateUncommented(t *testing.T) {
 		t.Errorf("build = %+v, want %+v", cfg.Build, want)
 	}
 }
+
+// A gate written as a shell string is refused with what to write instead,
+// not the decoder's type error.
+func TestGateAsShellString(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("[[gates]]\nname = \"test\"\nrun = \"go test ./...\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	if err == nil || err.Error() != `ralph.toml:3: a gate's run is an argv list, never a shell string: write run = ["go", "test", "./..."]` {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -263,3 +263,14 @@ func TestParseComments(t *testing.T) {
 		t.Errorf("ADD marker = %+v", m)
 	}
 }
+
+// A UTF-8 byte order mark, as some editors write, is not part of the plan.
+func TestParseIgnoresByteOrderMark(t *testing.T) {
+	root, err := Parse([]byte("\xef\xbb\xbf<App name=\"x\">\n  <Screen name=\"home\" />\n</App>\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root.Component != "App" || root.Str("name") != "x" {
+		t.Errorf("root = %s %q", root.Component, root.Str("name"))
+	}
+}
