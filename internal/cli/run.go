@@ -99,8 +99,9 @@ The run ends with one of these reasons and exit codes:
   completed 0, max-iterations 3, max-duration 4, max-cost 5, gate-failures 6,
   stalled 7, stopped 8, rejected 9, agent-error 10, needs-clarification 11,
   protected-changed 14 (the agent changed a test or gate file under
-  [guard] on_change = "fail"), interrupted 130 (Ctrl-C; continue with
-  ralph resume).
+  [guard] on_change = "fail"), state-lost 15 (.ralph/ was deleted during
+  the run; the store is written back), interrupted 130 (Ctrl-C; continue
+  with ralph resume).
 
 The harness's files are the harness's: an agent's write to phase.txt,
 task.md, origin.md, iteration.txt, task-counter.txt or task-history.md is

@@ -192,6 +192,8 @@ func (r Reason) ExitCode() int {
 		return 13
 	case ProtectedChanged:
 		return 14
+	case StateLost:
+		return 15
 	case Interrupted:
 		return 130
 	}
@@ -201,7 +203,7 @@ func (r Reason) ExitCode() int {
 // Reasons lists every reason a task ends with, in exit-code order
 // (Yielded, which leaves the task open, is not one).
 func Reasons() []Reason {
-	return []Reason{Completed, MaxIterations, MaxDuration, MaxCost, GateFailures, Stalled, Stopped, Rejected, AgentError, NeedsClarification, ProtectedChanged, Interrupted}
+	return []Reason{Completed, MaxIterations, MaxDuration, MaxCost, GateFailures, Stalled, Stopped, Rejected, AgentError, NeedsClarification, ProtectedChanged, StateLost, Interrupted}
 }
 
 // Outcome is how a run ended.

@@ -67,6 +67,9 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	}
 	ran := 0 // iterations this invocation ran
 	for {
+		if e.stateLost() {
+			return e.finish(ctx, r, StateLost, lostDetail), nil
+		}
 		if ctx.Err() != nil {
 			return e.finish(ctx, r, Interrupted, "interrupted; run `ralph resume` to continue"), nil
 		}
@@ -91,7 +94,12 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, err
 		}
-		if it.signal != "" {
+		switch {
+		case it.signal != "" && e.stateLost():
+			// No gate runs for a task whose state is gone: the loop's
+			// top ends it.
+			e.endIteration(ctx, r, it.turn.phase, outInterrupt, it.turn.res.Result, it.turn.calls)
+		case it.signal != "":
 			// Before the gates run: the agent says it is done.
 			e.judge(ctx, r, &it)
 		}
@@ -397,6 +405,9 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
 	}
 	e.harnessEvent(r, "end", fmt.Sprintf("%s: %s", reason, detail), "")
+	if reason == StateLost {
+		e.restoreState(wctx, r)
+	}
 	o := Outcome{Reason: reason, Detail: detail, Unverified: unverified, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}
 	if t, err := e.st.GetTask(wctx, r.taskID); err == nil {
 		o.CostUSD = t.CostUSD

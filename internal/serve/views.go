@@ -106,6 +106,7 @@ var reasons = map[string]string{
 	"interrupted":         "The process ended before the task did; `ralph resume` continues it.",
 	"needs-clarification": "The task was too unclear to start; answer the question and run again.",
 	"protected-changed":   "The agent changed files the gates depend on, and [guard] on_change = \"fail\" ends the run for that.",
+	"state-lost":          ".ralph/ was deleted while the task ran; ralph wrote its store back, and ralph resume continues.",
 }
 
 func explain(reason string) string { return reasons[reason] }

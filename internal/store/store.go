@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +33,10 @@ var migrations embed.FS
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+	// path is the database file, and file what it was when opened: a
+	// store whose file was deleted or replaced under it is Lost.
+	path string
+	file os.FileInfo
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -48,13 +54,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, now: time.Now}
+	s := &Store{db: db, now: time.Now, path: path}
 	// Switching a new database to WAL, or recovering a WAL another
 	// process left, can report SQLITE_BUSY without waiting on the busy
 	// handler; such a moment passes, so retry it for a while.
 	for attempt := 0; ; attempt++ {
 		err = s.migrate(ctx)
 		if err == nil {
+			s.file, _ = os.Stat(path)
 			return s, nil
 		}
 		if !isBusy(err) || attempt >= 100 || ctx.Err() != nil {
@@ -74,6 +81,39 @@ func isBusy(err error) bool {
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
+
+// Lost reports whether the database file the store opened is no longer at
+// its path: deleted (an agent's rm -rf .ralph) or replaced. The open
+// store still holds everything; WriteBack puts it back.
+func (s *Store) Lost() bool {
+	if s.file == nil {
+		return false
+	}
+	fi, err := os.Stat(s.path)
+	return err != nil || !os.SameFile(fi, s.file)
+}
+
+// WriteBack writes the open database, whole and consistent, to its path
+// again (SQLite's VACUUM INTO) when it was lost, so that ralph status and
+// ralph resume see the run. Whatever sits at the path is moved aside to
+// PATH.replaced first.
+func (s *Store) WriteBack(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return fmt.Errorf("write the store back: %w", err)
+	}
+	if _, err := os.Stat(s.path); err == nil {
+		if err := os.Rename(s.path, s.path+".replaced"); err != nil {
+			return fmt.Errorf("write the store back: %w", err)
+		}
+		for _, ext := range []string{"-wal", "-shm"} {
+			_ = os.Remove(s.path + ext)
+		}
+	}
+	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, s.path); err != nil {
+		return fmt.Errorf("write the store back to %s: %w", s.path, err)
+	}
+	return nil
+}
 
 // DB exposes the database handle for packages that keep their own tables.
 func (s *Store) DB() *sql.DB { return s.db }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -216,5 +217,48 @@ func TestBeginTaskIsAllOrNothing(t *testing.T) {
 	}
 	if ok, err := s.HasSnapshot(ctx, "task-3-pre"); err != nil || !ok {
 		t.Errorf("HasSnapshot after AddSnapshot = %v, %v", ok, err)
+	}
+}
+
+// A store whose file is deleted under it (rm -rf .ralph) says it is lost,
+// keeps working, and writes everything back, the last writes included.
+func TestLostStoreIsWrittenBack(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), ".ralph")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ralph.db")
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.CreateTask(ctx, 1, "before", "fresh", "script"); err != nil {
+		t.Fatal(err)
+	}
+	if st.Lost() {
+		t.Fatal("a store in place is lost")
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Lost() {
+		t.Fatal("a deleted store is not lost")
+	}
+	if _, err := st.CreateTask(ctx, 2, "after", "fresh", "script"); err != nil {
+		t.Fatalf("the open store stopped working: %v", err)
+	}
+	if err := st.WriteBack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	tasks, err := back.Tasks(ctx)
+	if err != nil || len(tasks) != 2 || tasks[1].Message != "after" {
+		t.Fatalf("written back: %+v, %v", tasks, err)
 	}
 }
