@@ -376,6 +376,9 @@ func (c Config) validate() error {
 			return fmt.Errorf("%s: [gates.build] timeout must not be negative", FileName)
 		}
 	}
+	if sheet := c.Theme.Stylesheet; sheet != "" && !filepath.IsLocal(sheet) {
+		return fmt.Errorf("%s: [theme] stylesheet = %q: ralph writes only inside the repository; give a path relative to its root", FileName, sheet)
+	}
 	switch c.Guard.OnChange {
 	case GuardAsk, GuardRestore, GuardFail, GuardAllow:
 	default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // Applied is what ApplyRequest did, in the form the PLAN → BUILD
@@ -29,9 +31,9 @@ func ApplyRequest(dir, stylesheet string, r Request) (Applied, error) {
 	if stylesheet == "" {
 		stylesheet = DefaultStylesheet
 	}
-	path := stylesheet
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
+	path, err := workspace.Inside(dir, stylesheet)
+	if err != nil {
+		return Applied{}, fmt.Errorf("stylesheet %w", err)
 	}
 	n, err := Apply(path, t)
 	if err != nil {

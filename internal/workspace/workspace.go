@@ -284,3 +284,45 @@ func ReadFileIfExists(path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// ErrOutside means a path from configuration or a flag leads out of the
+// workspace.
+var ErrOutside = errors.New("outside the workspace")
+
+// Inside resolves rel (relative to root, or absolute) to an absolute path
+// and checks that it stays inside root once symbolic links are followed,
+// as far as the path exists. ralph writes only to such paths: a
+// repository's ralph.toml must not make it write elsewhere.
+func Inside(root, rel string) (string, error) {
+	top, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	path := rel
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	path = filepath.Clean(path)
+	// Follow the links of the longest part of the path that exists.
+	existing, rest := path, ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	resolved, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", err
+	}
+	resolved = filepath.Join(resolved, rest)
+	if r, err := filepath.Rel(top, resolved); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s: %w", rel, ErrOutside)
+	}
+	return resolved, nil
+}

@@ -232,3 +232,39 @@ func TestWriteFileModeReplaces(t *testing.T) {
 		t.Errorf("entries = %v", entries)
 	}
 }
+
+func TestInside(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "src", "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "src"), filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"src/index.css", true},
+		{"src/new/dir/index.css", true},
+		{"alias/index.css", true}, // a link that stays inside
+		{filepath.Join(root, "src", "a.css"), true},
+		{"../x.css", false},
+		{"src/../../x.css", false},
+		{"src/out/evil.css", false},     // a link that leads out
+		{"src/out/new/evil.css", false}, // through a link, to a path that does not exist yet
+		{"/etc/x.css", false},
+	} {
+		_, err := Inside(root, tc.path)
+		if (err == nil) != tc.ok {
+			t.Errorf("Inside(%q) = %v, want ok=%v", tc.path, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrOutside) {
+			t.Errorf("Inside(%q): %v is not ErrOutside", tc.path, err)
+		}
+	}
+}
