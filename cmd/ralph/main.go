@@ -4,10 +4,17 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/cli"
 )
 
 func main() {
+	// The agent's prompt tells it to run `ralph theme` and `ralph
+	// snapshot`: the running binary comes first on the PATH that the
+	// agent, and everything ralph starts, inherits.
+	if exe, err := os.Executable(); err == nil {
+		os.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
