@@ -17,11 +17,8 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
-
-// privatePaths are ralph's harness-private files, never part of a snapshot
-// and never touched by a rollback, whatever .gitignore says.
-var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token", ".ralph/worktrees"}
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says, with an untracked cache for git status.
@@ -336,7 +333,7 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		case strings.HasPrefix(rec, "? "):
 			p = rec[2:]
 			if strings.HasSuffix(p, "/") {
-				if isPrivate(strings.TrimSuffix(p, "/")) {
+				if workspace.IsPrivate(strings.TrimSuffix(p, "/")) {
 					continue
 				}
 				return nil, false, nil
@@ -362,19 +359,19 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		default:
 			return nil, false, nil // unmerged, or something new
 		}
-		if !isPrivate(p) {
+		if !workspace.IsPrivate(p) {
 			files = append(files, p)
 		}
 	}
 	return files, true, nil
 }
 
-// excludes are privatePaths as exclude pathspecs: git add never reads,
-// hashes or stores ralph's private files, whether or not a .gitignore
-// lists them.
+// excludes are ralph's private files (workspace.Private) as exclude
+// pathspecs: git add never reads, hashes or stores them, whether or not a
+// .gitignore lists them.
 var excludes = func() []string {
 	var ex []string
-	for _, p := range privatePaths {
+	for _, p := range workspace.PrivatePaths() {
 		ex = append(ex, ":(exclude)"+p)
 	}
 	return ex
@@ -394,7 +391,7 @@ func onlyPrivateIgnored(err error) bool {
 		case line == "" || strings.HasPrefix(line, "hint:") || strings.HasPrefix(line, "warning:"):
 		case strings.HasPrefix(line, "The following paths are ignored"):
 			listed = true
-		case listed && (isPrivate(line) || line == ".ralph"):
+		case listed && (workspace.IsPrivate(line) || line == ".ralph"):
 		default:
 			return false
 		}
@@ -417,7 +414,7 @@ func (r *Repo) seed(ctx context.Context) error {
 	if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
 		return err
 	}
-	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)
+	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, workspace.PrivatePaths()...)
 	if _, err := r.git(ctx, nil, env, args...); err != nil {
 		_ = os.Remove(tmp)
 		return err
@@ -614,7 +611,7 @@ func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot, tree str
 	}
 	if len(inTheWay) > 0 {
 		for _, p := range inTheWay {
-			if isPrivate(p) {
+			if workspace.IsPrivate(p) {
 				return Snapshot{}, fmt.Errorf("restoring %s would replace ralph's private file %s", target.Name, p)
 			}
 		}
@@ -689,13 +686,6 @@ func nextSlash(p string, i int) int {
 		return -1
 	}
 	return i + 1 + j
-}
-
-// isPrivate reports whether the slash-separated path is one of ralph's
-// private files (privatePaths).
-func isPrivate(p string) bool {
-	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" || p == ".ralph/serve.token" ||
-		p == ".ralph/logs" || strings.HasPrefix(p, ".ralph/logs/")
 }
 
 // Diff lists the files that differ between the snapshot called name and the

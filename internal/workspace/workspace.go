@@ -45,13 +45,12 @@ const (
 	// Request is the latest ralph run request (message and options),
 	// written before anything else so a run killed at once can resume.
 	Request = "request.json"
-	// Worktrees holds the git worktrees of parallel spec runs.
+	// Worktrees holds the git worktrees of worktree tasks, parallel
+	// specs and Temporal landings.
 	Worktrees = "worktrees"
+	// ServeToken is the dashboard's access token.
+	ServeToken = "serve.token"
 )
-
-// Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
-// patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token", "/" + Worktrees + "/"}
 
 // Status values of status.txt.
 const (
