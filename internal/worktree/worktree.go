@@ -65,6 +65,7 @@ const (
 	Recovered
 )
 
+// String names the outcome: created, reused or recovered.
 func (o Outcome) String() string {
 	switch o {
 	case Reused:
