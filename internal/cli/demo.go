@@ -7,11 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/demo"
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 func newDemoCommand(g *Globals) *cobra.Command {
@@ -62,14 +62,12 @@ func runDemo(ctx context.Context, g *Globals, into string, asJSON bool) error {
 		{"add", "-A"},
 		{"-c", "user.name=ralph demo", "-c", "user.email=demo@ralph.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "Tideline: the starting point"},
 	} {
-		c := exec.CommandContext(ctx, "git", args...)
-		c.Dir = repo
-		if out, err := c.CombinedOutput(); err != nil {
+		if _, err := git.Run(ctx, repo, args...); err != nil {
 			var ee *exec.Error
 			if errors.As(err, &ee) {
 				return fmt.Errorf("demo needs git on PATH: %w", err)
 			}
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+			return err
 		}
 	}
 	if !asJSON {

@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // Exit code of ralph run --worktree when the completed task cannot land.
@@ -34,12 +34,11 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	if err != nil {
 		return err
 	}
-	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := git.Line(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
 	if err != nil {
 		return usageError(errors.New("--worktree: HEAD is not on a branch (the task lands on the branch it starts on)"))
 	}
-	target = strings.TrimSpace(target)
-	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
+	if _, err := git.Run(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
 		return usageError(fmt.Errorf("--worktree: %s has no commit yet", target))
 	}
 	// A misconfigured agent is a usage error before anything is recorded
@@ -103,7 +102,7 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: message,
 		Token: req.Token, Options: req.Options, At: req.At,
 	}
-	if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "prune"); err != nil {
+	if err := worktree.Prune(ctx, ws.Root); err != nil {
 		return err
 	}
 	// Recorded before the worktree exists: ralph resume finishes whatever
@@ -186,38 +185,18 @@ func resumeWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace
 
 // discardWorktree removes rec's worktree and branch.
 func discardWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	dir := filepath.Join(ws.Root, rec.Dir)
-	if ok, _ := workspace.Exists(dir); ok {
-		if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "remove", "-f", "-f", dir); err != nil {
-			return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
-		}
-	}
-	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "refs/heads/"+rec.Branch); err == nil {
-		if _, err := mergequeue.Git(ctx, ws.Root, "branch", "-q", "-D", rec.Branch); err != nil {
-			return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
-		}
+	if err := worktree.Remove(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), rec.Branch); err != nil {
+		return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
 	}
 	return nil
 }
 
 // ensureWorktree checks out rec's branch in its worktree unless it is
-// there already; a branch that does not exist yet starts from HEAD.
+// there already (a half-made one is made again); a branch that does not
+// exist yet starts from HEAD.
 func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	dir := filepath.Join(ws.Root, rec.Dir)
-	if ok, _ := workspace.Exists(filepath.Join(dir, ".git")); ok {
-		return nil
-	}
-	if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "prune"); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	args := []string{"worktree", "add", "-q", dir, rec.Branch}
-	if _, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "refs/heads/"+rec.Branch); err != nil {
-		args = []string{"worktree", "add", "-q", "-b", rec.Branch, dir, "HEAD"}
-	}
-	if _, err := mergequeue.Git(context.WithoutCancel(ctx), ws.Root, args...); err != nil {
+	opt := worktree.Options{Branch: rec.Branch, Start: "HEAD"}
+	if _, err := worktree.Ensure(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), opt); err != nil {
 		return fmt.Errorf("create the task's worktree: %w", err)
 	}
 	return nil
@@ -290,11 +269,11 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
 			return &ExitError{Code: out.Reason.ExitCode()}
 		}
-		if _, err := mergequeue.Git(ctx, dir, "add", "-A"); err != nil {
+		if _, err := git.Run(ctx, dir, "add", "-A"); err != nil {
 			return err
 		}
-		if _, err := mergequeue.Git(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := mergequeue.Git(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, trimOneLine(rec.Message, 72))); err != nil {
+		if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := git.Run(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, trimOneLine(rec.Message, 72))); err != nil {
 				return err
 			}
 		}
@@ -305,9 +284,8 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 	}
 	target := rec.Target
 	gates := specGates(cfg)
-	var wtLock sync.Mutex
 	q := mergequeue.New(mergequeue.Options{
-		Repo: ws.Root, Target: target, WorktreeLock: &wtLock, Logger: g.Logger,
+		Repo: ws.Root, Target: target, Logger: g.Logger,
 		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		Gates: landingGates(gates),
 	})
@@ -316,17 +294,12 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		return err
 	}
 	if lr.Outcome != mergequeue.Landed {
-		if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "remove", "-f", "-f", dir); err != nil {
+		if err := worktree.Remove(ctx, ws.Root, dir, ""); err != nil {
 			return err
 		}
 		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch)}
 	}
-	for _, args := range [][]string{{"worktree", "remove", "-f", "-f", dir}, {"branch", "-D", "-q", branch}, {"worktree", "prune"}} {
-		if _, err := mergequeue.Git(ctx, ws.Root, args...); err != nil {
-			return err
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := worktree.Remove(ctx, ws.Root, dir, branch); err != nil {
 		return err
 	}
 	if err := st.DeleteState(ctx, keyWorktreeTask); err != nil {

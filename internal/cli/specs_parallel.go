@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -25,12 +26,11 @@ var errParallelUsage = errors.New("cannot run specs in parallel")
 // runSpecsParallel runs the specs cfg.Specs.Parallel at a time in git
 // worktrees and lands them on the current branch through a merge queue.
 func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *workspace.Workspace, layout spec.Layout, specs []spec.Spec, p *spec.Pipeline) (spec.Report, error) {
-	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := git.Line(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
 	if err != nil {
 		return spec.Report{}, fmt.Errorf("%w: HEAD is not on a branch (specs land on the branch the run starts on)", errParallelUsage)
 	}
-	target = strings.TrimSpace(target)
-	start, err := mergequeue.Git(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	start, err := git.Line(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil {
 		return spec.Report{}, fmt.Errorf("%w: %s has no commit yet", errParallelUsage, target)
 	}
@@ -40,30 +40,27 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 	for _, s := range specs {
 		args = append(args, layout.RootRel(layout.SpecPath(s)))
 	}
-	if out, err := mergequeue.Git(ctx, ws.Root, args...); err != nil {
+	if out, err := git.Run(ctx, ws.Root, args...); err != nil {
 		return spec.Report{}, err
 	} else if out = strings.TrimSpace(out); out != "" {
 		return spec.Report{}, fmt.Errorf("%w: commit the specs first, each spec's worktree starts from the last commit:\n%s", errParallelUsage, out)
 	}
 	gates := specGates(cfg)
-	var wtLock sync.Mutex
 	queue := mergequeue.New(mergequeue.Options{
-		Repo:         ws.Root,
-		Target:       target,
-		Gates:        landingGates(gates),
-		Say:          func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
-		WorktreeLock: &wtLock,
-		Logger:       g.Logger,
+		Repo:   ws.Root,
+		Target: target,
+		Gates:  landingGates(gates),
+		Say:    func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
+		Logger: g.Logger,
 	})
 	board := newSpecBoard(g.Stdout)
 	defer board.close()
 	fmt.Fprintf(g.Stdout, "running %d specs, %d at a time, landing on %s\n", len(specs), cfg.Specs.Parallel, target)
 	return p.RunParallel(ctx, specs, spec.ParallelOptions{
-		N:            cfg.Specs.Parallel,
-		Target:       target,
-		Start:        strings.TrimSpace(start),
-		Queue:        queue,
-		WorktreeLock: &wtLock,
+		N:      cfg.Specs.Parallel,
+		Target: target,
+		Start:  start,
+		Queue:  queue,
 		OpenSnapshots: func(ctx context.Context, dir string) (spec.Snapshots, error) {
 			return snapshot.Open(ctx, dir, g.Logger)
 		},

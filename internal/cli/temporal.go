@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,11 +18,13 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // keyTemporalWorkflow remembers the workflow ralph run --temporal started
@@ -261,13 +262,7 @@ func repoRel(g *Globals, root, p string) (string, error) {
 }
 
 func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
+	return git.Line(ctx, dir, args...)
 }
 
 // pushBase pushes HEAD to the remote as refs/ralph/base/<sha> and returns
@@ -485,19 +480,18 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 type queueLander struct {
 	root, remote, dir string
 	q                 *mergequeue.Queue
-	wtLock            sync.Mutex
 }
 
 var _ temporalrun.Lander = (*queueLander)(nil)
 
 func newQueueLander(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, remote string) (*queueLander, error) {
-	target, err := mergequeue.Git(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := git.Run(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
 	if err != nil {
 		return nil, usageError(fmt.Errorf("land specs: the checkout is not on a branch: %w", err))
 	}
 	l := &queueLander{root: ws.Root, remote: remote, dir: filepath.Join(ws.StateDir(), "worktrees")}
 	l.q = mergequeue.New(mergequeue.Options{
-		Repo: ws.Root, Target: strings.TrimSpace(target), WorktreeLock: &l.wtLock, Logger: g.Logger,
+		Repo: ws.Root, Target: strings.TrimSpace(target), Logger: g.Logger,
 		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		Gates: landingGates(specGates(cfg)),
 	})
@@ -509,26 +503,19 @@ func (l *queueLander) Land(ctx context.Context, branch, commit string) error {
 	local := "ralph/temporal/" + branch
 	wt := filepath.Join(l.dir, "temporal-"+strings.ReplaceAll(branch, "/", "-"))
 	cleanup := func() {
-		l.wtLock.Lock()
-		defer l.wtLock.Unlock()
-		_, _ = mergequeue.Git(ctx, l.root, "worktree", "remove", "-f", "-f", wt)
-		_ = os.RemoveAll(wt)
-		_, _ = mergequeue.Git(ctx, l.root, "worktree", "prune")
-		_, _ = mergequeue.Git(ctx, l.root, "branch", "-D", "-q", local)
+		_ = worktree.Remove(ctx, l.root, wt, local)
 	}
 	cleanup() // what a killed landing left
 	defer cleanup()
-	if _, err := mergequeue.Git(ctx, l.root, "fetch", "-q", "--no-tags", l.remote, "+refs/heads/"+branch+":refs/heads/"+local); err != nil {
+	if _, err := git.Run(ctx, l.root, "fetch", "-q", "--no-tags", l.remote, "+refs/heads/"+branch+":refs/heads/"+local); err != nil {
 		return err
 	}
 	if commit != "" {
-		if _, err := mergequeue.Git(ctx, l.root, "branch", "-f", local, commit); err != nil {
+		if _, err := git.Run(ctx, l.root, "branch", "-f", local, commit); err != nil {
 			return err
 		}
 	}
-	l.wtLock.Lock()
-	_, err := mergequeue.Git(ctx, l.root, "worktree", "add", "-q", wt, local)
-	l.wtLock.Unlock()
+	_, err := worktree.Ensure(ctx, l.root, wt, worktree.Options{Branch: local})
 	if err != nil {
 		return err
 	}

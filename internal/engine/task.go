@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -586,13 +586,11 @@ func (e *Engine) clarify(ctx context.Context, r *run, t task.Task, planExists bo
 // uncommittedChanges counts the files git sees as changed or untracked;
 // 0 when it cannot tell.
 func uncommittedChanges(ctx context.Context, root string) int {
-	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude).ralph")
-	cmd.Dir = root
-	out, err := cmd.Output()
+	out, err := git.Run(ctx, root, "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude).ralph")
 	if err != nil {
 		return 0
 	}
-	return strings.Count(string(out), "\n")
+	return strings.Count(out, "\n")
 }
 
 // treeIsEmpty reports whether the working tree has nothing but .git and

@@ -21,11 +21,17 @@ import (
 type Error struct {
 	Args   []string
 	Stderr string
+	// Stdout is what git printed on its standard output; a few commands
+	// (rebase, commit) say why they stopped there.
+	Stdout string
 	Err    error
 }
 
 func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = strings.TrimSpace(e.Stdout)
+	}
 	if msg == "" {
 		msg = e.Err.Error()
 	}
@@ -147,7 +153,7 @@ func RunWith(ctx context.Context, dir string, o Options, args ...string) ([]byte
 		if ctx.Err() != nil {
 			return stdout.Bytes(), ctx.Err()
 		}
-		return stdout.Bytes(), &Error{Args: args, Stderr: stderr.String(), Err: err}
+		return stdout.Bytes(), &Error{Args: args, Stderr: stderr.String(), Stdout: stdout.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
 }

@@ -20,17 +20,18 @@
 package mergequeue
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // Outcome is how a landing ended.
@@ -90,13 +91,8 @@ type Options struct {
 	Wait time.Duration
 	// Say receives one line when a landing has to wait, and when it goes
 	// on; nil discards them.
-	Say func(line string)
-	// WorktreeLock, when set, is held while the queue reads the
-	// repository's list of worktrees: git misreads a worktree another
-	// process is adding at that moment, so a caller that adds and removes
-	// worktrees while landings run holds the same lock around those.
-	WorktreeLock sync.Locker
-	Logger       *slog.Logger
+	Say    func(line string)
+	Logger *slog.Logger
 }
 
 // Queue lands branches one at a time, first come first served. Its
@@ -263,11 +259,11 @@ const errMoved = "\x00moved"
 // rebase rebases the worktree's branch onto tip; it returns the
 // conflicting files (nil when the rebase succeeded), the rebase aborted.
 func (q *Queue) rebase(ctx context.Context, dir, tip string) ([]string, error) {
-	_, err := Git(ctx, dir, "-c", "rebase.autoStash=true", "rebase", "--no-update-refs", tip)
+	_, err := git.Run(ctx, dir, "-c", "rebase.autoStash=true", "rebase", "--no-update-refs", tip)
 	if err == nil {
 		return nil, nil
 	}
-	out, _ := Git(ctx, dir, "diff", "--name-only", "--diff-filter=U")
+	out, _ := git.Run(ctx, dir, "diff", "--name-only", "--diff-filter=U")
 	files := strings.Fields(out)
 	if aerr := AbortRebase(ctx, dir); aerr != nil {
 		return nil, errors.Join(err, aerr)
@@ -276,8 +272,8 @@ func (q *Queue) rebase(ctx context.Context, dir, tip string) ([]string, error) {
 		// The rebase stopped before any file conflicted (an untracked
 		// file in the way, say): report git's own words.
 		msg := err.Error()
-		if i := strings.Index(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
+		if ge := (*git.Error)(nil); errors.As(err, &ge) {
+			msg = ge.Stderr + "\n" + ge.Stdout
 		}
 		files = []string{firstLine(msg)}
 	}
@@ -289,16 +285,12 @@ func (q *Queue) rebase(ctx context.Context, dir, tip string) ([]string, error) {
 // files follow; a refusal because of the user's own changes comes back as
 // blocked (git's reason), anything else as an error.
 func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked string, err error) {
-	if l := q.opt.WorktreeLock; l != nil {
-		l.Lock()
-		defer l.Unlock()
-	}
-	dir, err := checkedOut(ctx, q.opt.Repo, q.opt.Target)
+	dir, err := worktree.CheckedOut(ctx, q.opt.Repo, q.opt.Target)
 	if err != nil {
 		return "", err
 	}
 	if dir == "" {
-		_, err := Git(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
+		_, err := git.Run(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
 		return "", err
 	}
 	cur, err := revParse(ctx, dir, "HEAD")
@@ -308,11 +300,14 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 	if cur != tip {
 		return errMoved, nil // someone committed meanwhile: rebase again
 	}
-	_, err = Git(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
+	_, err = git.Run(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
 	if err == nil {
 		return "", nil
 	}
 	msg := err.Error()
+	if ge := (*git.Error)(nil); errors.As(err, &ge) {
+		msg = ge.Stderr + "\n" + ge.Stdout
+	}
 	if strings.Contains(msg, "would be overwritten") || strings.Contains(msg, "local changes") {
 		return "your uncommitted changes overlap it (" + overlapping(msg) + ")", nil
 	}
@@ -333,29 +328,10 @@ func overlapping(msg string) string {
 	return strings.Join(files, ", ")
 }
 
-// checkedOut returns the working tree where branch is checked out, "" when
-// none is.
-func checkedOut(ctx context.Context, repo, branch string) (string, error) {
-	out, err := Git(ctx, repo, "worktree", "list", "--porcelain")
-	if err != nil {
-		return "", err
-	}
-	var dir string
-	for _, l := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(l, "worktree "):
-			dir = strings.TrimPrefix(l, "worktree ")
-		case l == "branch refs/heads/"+branch:
-			return dir, nil
-		}
-	}
-	return "", nil
-}
-
 // AbortRebase aborts a rebase left in progress in dir (by a crash), if any.
 func AbortRebase(ctx context.Context, dir string) error {
 	for _, name := range []string{"rebase-merge", "rebase-apply"} {
-		p, err := Git(ctx, dir, "rev-parse", "--git-path", name)
+		p, err := git.Run(ctx, dir, "rev-parse", "--git-path", name)
 		if err != nil {
 			return err
 		}
@@ -364,7 +340,7 @@ func AbortRebase(ctx context.Context, dir string) error {
 			p = filepath.Join(dir, p)
 		}
 		if _, err := os.Stat(p); err == nil {
-			if _, err := Git(ctx, dir, "rebase", "--abort"); err != nil {
+			if _, err := git.Run(ctx, dir, "rebase", "--abort"); err != nil {
 				return err
 			}
 			return nil
@@ -373,30 +349,12 @@ func AbortRebase(ctx context.Context, dir string) error {
 	return nil
 }
 
-// Git runs git in dir and returns its standard output; an error carries
-// git's standard error.
-func Git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()+"\n"+out.String()))
-	}
-	return out.String(), nil
-}
-
 func revParse(ctx context.Context, dir, rev string) (string, error) {
-	out, err := Git(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(out), nil
+	return git.Line(ctx, dir, "rev-parse", "--verify", "-q", rev+"^{commit}")
 }
 
 func isAncestor(ctx context.Context, dir, a, b string) bool {
-	_, err := Git(ctx, dir, "merge-base", "--is-ancestor", a, b)
+	_, err := git.Run(ctx, dir, "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
 

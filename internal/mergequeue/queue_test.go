@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 // repo makes a repository on main with file a.txt ("one\n") and returns
@@ -28,7 +30,7 @@ func repo(t *testing.T) string {
 
 func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := Git(context.Background(), dir, args...)
+	out, err := git.Run(context.Background(), dir, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

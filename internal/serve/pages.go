@@ -515,21 +515,10 @@ func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "snapshot", "", p)
 }
 
-// privateFile reports whether path is one of ralph's files a page must
-// not show: the database, lock, logs and the access token.
-func privateFile(path string) bool {
-	rest, ok := strings.CutPrefix(path, workspace.Dir+"/")
-	if !ok {
-		return false
-	}
-	return rest == TokenFile || rest == workspace.Request || strings.HasPrefix(rest, workspace.Database) || rest == workspace.LockFile ||
-		rest == workspace.Logs || strings.HasPrefix(rest, workspace.Logs+"/")
-}
-
 func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	path := r.URL.Query().Get("path")
-	if path == "" || privateFile(path) {
+	if path == "" || workspace.IsPrivate(path) {
 		s.htmlError(w, r, http.StatusNotFound, "no such file in the diff")
 		return
 	}

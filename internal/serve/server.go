@@ -40,7 +40,7 @@ import (
 
 // TokenFile is the name, under .ralph/, of the file ralph serve writes
 // its access token to.
-const TokenFile = "serve.token"
+const TokenFile = workspace.ServeToken
 
 // cookieName is the cookie a browser that opened the tokened URL keeps.
 const cookieName = "ralph_token"

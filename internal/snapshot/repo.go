@@ -15,11 +15,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-)
 
-// privatePaths are ralph's harness-private files, never part of a snapshot
-// and never touched by a rollback, whatever .gitignore says.
-var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token", ".ralph/worktrees"}
+	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/workspace"
+)
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says, with an untracked cache for git status.
@@ -62,10 +61,10 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("open snapshots: %w", err)
 	}
-	out, err := runGit(ctx, abs, baseEnv("LC_ALL=C"), nil, nil, "rev-parse", "--absolute-git-dir", "--show-toplevel")
+	out, err := runGit(ctx, abs, git.Options{}, nil, "rev-parse", "--absolute-git-dir", "--show-toplevel")
 	if err != nil {
-		var ge *gitError
-		if errors.As(err, &ge) && (strings.Contains(ge.stderr, "not a git repository") || strings.Contains(ge.stderr, "must be run in a work tree")) {
+		var ge *git.Error
+		if errors.As(err, &ge) && (strings.Contains(ge.Stderr, "not a git repository") || strings.Contains(ge.Stderr, "must be run in a work tree")) {
 			return nil, fmt.Errorf("open snapshots in %s: %w", abs, ErrNotGitRepo)
 		}
 		return nil, fmt.Errorf("open snapshots in %s: %w", abs, err)
@@ -76,10 +75,7 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	}
 	gitDir, top := lines[0], lines[1]
 	index := filepath.Join(gitDir, "ralph", "index")
-	env := baseEnv(append([]string{
-		"LC_ALL=C", "GIT_TERMINAL_PROMPT=0",
-		"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index,
-	}, identity...)...)
+	env := append([]string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index}, git.Identity...)
 	mu, _ := repoLocks.LoadOrStore(gitDir, new(sync.Mutex))
 	return &Repo{
 		top:    top,
@@ -104,7 +100,7 @@ func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ..
 	}
 	full := append(slices.Clip(gitConfig), args...)
 	start := time.Now()
-	out, err := runGit(ctx, r.top, env, stdin, r.removeStaleLock, full...)
+	out, err := runGit(ctx, r.top, git.Options{Env: env, Stdin: stdin}, r.removeStaleLock, full...)
 	r.logger.Debug("git", "args", args, "elapsed", time.Since(start), "err", err)
 	return out, err
 }
@@ -116,9 +112,9 @@ const staleLockAge = 2 * time.Minute
 // removeStaleLock removes the private index's lock file when git says it is
 // held and the file is older than staleLockAge, and reports whether it did.
 // Locks on the user's files are never removed.
-func (r *Repo) removeStaleLock(ge *gitError) bool {
+func (r *Repo) removeStaleLock(ge *git.Error) bool {
 	lock := r.index + ".lock"
-	if !strings.Contains(ge.stderr, lock) {
+	if !strings.Contains(ge.Stderr, lock) {
 		return false
 	}
 	fi, statErr := os.Stat(lock)
@@ -232,13 +228,13 @@ var (
 func (r *Repo) createRef(ctx context.Context, name, commit, expect string) error {
 	in := fmt.Sprintf("create %s%s %s\nupdate %s %s %s\n", RefPrefix, name, commit, TipRef, commit, expect)
 	_, err := r.git(ctx, []byte(in), nil, "update-ref", "-m", "ralph snapshot "+name, "--stdin")
-	var ge *gitError
+	var ge *git.Error
 	switch {
 	case !errors.As(err, &ge):
 		return err
-	case strings.Contains(ge.stderr, "'"+TipRef+"'"):
+	case strings.Contains(ge.Stderr, "'"+TipRef+"'"):
 		return errTipMoved
-	case strings.Contains(ge.stderr, "reference already exists"):
+	case strings.Contains(ge.Stderr, "reference already exists"):
 		return errRefExists
 	}
 	return err
@@ -337,7 +333,7 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		case strings.HasPrefix(rec, "? "):
 			p = rec[2:]
 			if strings.HasSuffix(p, "/") {
-				if isPrivate(strings.TrimSuffix(p, "/")) {
+				if workspace.IsPrivate(strings.TrimSuffix(p, "/")) {
 					continue
 				}
 				return nil, false, nil
@@ -363,19 +359,19 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		default:
 			return nil, false, nil // unmerged, or something new
 		}
-		if !isPrivate(p) {
+		if !workspace.IsPrivate(p) {
 			files = append(files, p)
 		}
 	}
 	return files, true, nil
 }
 
-// excludes are privatePaths as exclude pathspecs: git add never reads,
-// hashes or stores ralph's private files, whether or not a .gitignore
-// lists them.
+// excludes are ralph's private files (workspace.Private) as exclude
+// pathspecs: git add never reads, hashes or stores them, whether or not a
+// .gitignore lists them.
 var excludes = func() []string {
 	var ex []string
-	for _, p := range privatePaths {
+	for _, p := range workspace.PrivatePaths() {
 		ex = append(ex, ":(exclude)"+p)
 	}
 	return ex
@@ -385,18 +381,17 @@ var excludes = func() []string {
 // an exclude pathspec named files a .gitignore also ignores (git lists them
 // and exits 1, after writing the index). Any other complaint is an error.
 func onlyPrivateIgnored(err error) bool {
-	var ge *gitError
-	var ee *exec.ExitError
-	if !errors.As(err, &ge) || !errors.As(err, &ee) || ee.ExitCode() != 1 {
+	var ge *git.Error
+	if !errors.As(err, &ge) || ge.ExitCode() != 1 {
 		return false
 	}
 	listed := false
-	for line := range strings.SplitSeq(ge.stderr, "\n") {
+	for line := range strings.SplitSeq(ge.Stderr, "\n") {
 		switch {
 		case line == "" || strings.HasPrefix(line, "hint:") || strings.HasPrefix(line, "warning:"):
 		case strings.HasPrefix(line, "The following paths are ignored"):
 			listed = true
-		case listed && (isPrivate(line) || line == ".ralph"):
+		case listed && (workspace.IsPrivate(line) || line == ".ralph"):
 		default:
 			return false
 		}
@@ -419,7 +414,7 @@ func (r *Repo) seed(ctx context.Context) error {
 	if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
 		return err
 	}
-	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)
+	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, workspace.PrivatePaths()...)
 	if _, err := r.git(ctx, nil, env, args...); err != nil {
 		_ = os.Remove(tmp)
 		return err
@@ -616,7 +611,7 @@ func (r *Repo) saveBeforeRollback(ctx context.Context, target Snapshot, tree str
 	}
 	if len(inTheWay) > 0 {
 		for _, p := range inTheWay {
-			if isPrivate(p) {
+			if workspace.IsPrivate(p) {
 				return Snapshot{}, fmt.Errorf("restoring %s would replace ralph's private file %s", target.Name, p)
 			}
 		}
@@ -691,13 +686,6 @@ func nextSlash(p string, i int) int {
 		return -1
 	}
 	return i + 1 + j
-}
-
-// isPrivate reports whether the slash-separated path is one of ralph's
-// private files (privatePaths).
-func isPrivate(p string) bool {
-	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" || p == ".ralph/serve.token" ||
-		p == ".ralph/logs" || strings.HasPrefix(p, ".ralph/logs/")
 }
 
 // Diff lists the files that differ between the snapshot called name and the

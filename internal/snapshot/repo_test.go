@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // TestMain gives every test a machine with no git identity and no global or
@@ -952,5 +954,50 @@ func TestSaveSeesNewDirectories(t *testing.T) {
 		if !slices.Contains(files, want) {
 			t.Errorf("snapshot lacks %s: %v", want, files)
 		}
+	}
+}
+
+// The worktrees of worktree tasks and parallel specs under
+// .ralph/worktrees are ralph's private files: no snapshot holds them, with
+// or without a .ralph/.gitignore that lists them, and a rollback leaves
+// them alone.
+func TestWorktreesAreNotSnapshotted(t *testing.T) {
+	for _, ignored := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ignored=%v", ignored), func(t *testing.T) {
+			ctx := context.Background()
+			dir := newRepo(t)
+			write(t, dir, "README.md", "# demo\n")
+			if ignored {
+				write(t, dir, ".ralph/.gitignore", strings.Join(workspace.Private, "\n")+"\n")
+			}
+			userGit(t, dir, "add", "-A")
+			userGit(t, dir, "commit", "-q", "-m", "first")
+			write(t, dir, ".ralph/worktrees/task-1/.git", "gitdir: elsewhere\n")
+			write(t, dir, ".ralph/worktrees/task-1/src/a.go", "package a\n")
+			r := open(t, dir)
+			pre, err := r.Save(ctx, TaskPre(1), "before task 1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, ".ralph/worktrees/task-1/src/a.go", "package a // edited\n")
+			write(t, dir, "README.md", "# demo, edited\n")
+			post, err := r.Save(ctx, TaskPost(1), "after task 1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []Snapshot{pre, post} {
+				for _, f := range snapshotFiles(t, dir, s) {
+					if strings.HasPrefix(f, ".ralph/worktrees") {
+						t.Errorf("snapshot %s holds %s", s.Name, f)
+					}
+				}
+			}
+			if _, err := r.Rollback(ctx, pre.Name); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, ".ralph/worktrees/task-1/src/a.go")); string(got) != "package a // edited\n" {
+				t.Errorf("rollback changed a worktree's file: %q", got)
+			}
+		})
 	}
 }

@@ -7,9 +7,9 @@
 // since the last save are rehashed), `git write-tree`, `git commit-tree` with
 // the previous snapshot as parent (refs/ralph/tip), and one `git update-ref`
 // transaction. Snapshots hold tracked, untracked and .ralph/ files; they leave
-// out ignored files and ralph's private files (.ralph/ralph.db*,
-// .ralph/ralph.lock, .ralph/logs/), which are excluded explicitly even when no
-// .gitignore lists them.
+// out ignored files and ralph's private files (workspace.Private: the
+// database, lock, logs, worktrees…), which are excluded explicitly even when
+// no .gitignore lists them.
 //
 // Rollback first saves the current tree as rollback-<unix>, then makes the
 // working tree equal to the target snapshot with `git read-tree --reset -u`

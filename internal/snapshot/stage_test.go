@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // referenceTree is what the snapshot of dir must hold: the tree `git add
@@ -30,7 +32,7 @@ func referenceTree(t *testing.T, dir string) string {
 		return strings.TrimSpace(string(out))
 	}
 	gitEnv("read-tree", "HEAD")
-	gitEnv(append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, privatePaths...)...)
+	gitEnv(append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, workspace.PrivatePaths()...)...)
 	gitEnv(append([]string{"add", "-A", "--", "."}, excludes...)...)
 	return gitEnv("write-tree")
 }

@@ -1,12 +1,10 @@
 package spec
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 // emptyTree is git's empty tree, the base of a diff from an empty
@@ -16,38 +14,26 @@ const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // maxDiff caps the diff the verifier is shown.
 const maxDiff = 200 << 10
 
-func git(ctx context.Context, root string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
-}
-
 // head returns HEAD's commit, "" in a repository without commits.
 func head(ctx context.Context, root string) (string, error) {
-	out, err := git(ctx, root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+	out, err := git.Line(ctx, root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 	if err != nil {
-		if _, err2 := git(ctx, root, "rev-parse", "--git-dir"); err2 == nil {
+		if _, err2 := git.Run(ctx, root, "rev-parse", "--git-dir"); err2 == nil {
 			return "", nil // no commits yet
 		}
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	return out, nil
 }
 
 // resetHead moves the current branch back to commit (a planner must not
 // commit); an empty commit deletes the branch's first commit.
 func resetHead(ctx context.Context, root, commit string) error {
 	if commit == "" {
-		_, err := git(ctx, root, "update-ref", "-d", "HEAD")
+		_, err := git.Run(ctx, root, "update-ref", "-d", "HEAD")
 		return err
 	}
-	_, err := git(ctx, root, "reset", "-q", commit)
+	_, err := git.Run(ctx, root, "reset", "-q", commit)
 	return err
 }
 
@@ -56,11 +42,11 @@ func diff(ctx context.Context, root, base, commit string) (string, error) {
 	if base == "" {
 		base = emptyTree
 	}
-	stat, err := git(ctx, root, "diff", "--stat", base, commit)
+	stat, err := git.Run(ctx, root, "diff", "--stat", base, commit)
 	if err != nil {
 		return "", err
 	}
-	patch, err := git(ctx, root, "diff", base, commit)
+	patch, err := git.Run(ctx, root, "diff", base, commit)
 	if err != nil {
 		return "", err
 	}

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // Record states a parallel run adds.
@@ -43,12 +45,8 @@ type ParallelOptions struct {
 	Target string
 	// Start is the commit a new spec worktree starts from.
 	Start string
-	// Queue lands the done specs' branches on Target; its WorktreeLock
-	// should be WorktreeLock.
+	// Queue lands the done specs' branches on Target.
 	Queue *mergequeue.Queue
-	// WorktreeLock is held around every git worktree add, remove and
-	// prune of the run; nil uses a lock of the run's own.
-	WorktreeLock sync.Locker
 	// OpenSnapshots opens the snapshot store of a worktree.
 	OpenSnapshots func(ctx context.Context, dir string) (Snapshots, error)
 	// MaxCost ends the run once all specs together cost more; 0 is none.
@@ -77,16 +75,13 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if po.WorktreeLock == nil {
-		po.WorktreeLock = &sync.Mutex{}
-	}
 	p.forgetStop(ctx) // one left from before this run is not for it
 	defer p.forgetStop(ctx)
 	d := &driver{p: p, po: po, cancel: cancel}
 	if po.Line == nil {
 		d.po.Line = func(_ Spec, line string) { p.progress("%s", line) }
 	}
-	if _, err := mergequeue.Git(ctx, p.opt.Layout.Root, "worktree", "prune"); err != nil {
+	if err := worktree.Prune(ctx, p.opt.Layout.Root); err != nil {
 		return Report{}, err
 	}
 	results := make([]Result, len(specs))
@@ -129,7 +124,7 @@ func (p *Pipeline) RunParallel(ctx context.Context, specs []Spec, po ParallelOpt
 	if err := d.budget(); err != nil {
 		runErr = err // what cut the specs short
 	}
-	if _, err := mergequeue.Git(context.WithoutCancel(ctx), p.opt.Layout.Root, "worktree", "prune"); err != nil && runErr == nil {
+	if err := worktree.Prune(context.WithoutCancel(ctx), p.opt.Layout.Root); err != nil && runErr == nil {
 		runErr = err
 	}
 	return rep, runErr
@@ -196,7 +191,7 @@ func (d *driver) runOne(ctx context.Context, s Spec) (Result, error) {
 	}
 	branch := BranchPrefix + s.ID
 	if rec.State == StateConflict && !d.p.opt.Force {
-		if _, err := mergequeue.Git(ctx, main.Root, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err == nil {
+		if _, err := git.Run(ctx, main.Root, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err == nil {
 			say("conflict (branch %s kept)", branch)
 			return Result{Spec: s, Outcome: Conflict, Reason: rec.LastResult}, nil
 		}
@@ -290,48 +285,25 @@ func ConflictInstruction(branch, target, why string) string {
 }
 
 // worktree returns the spec's worktree, creating it (and its branch from
-// the start commit) when it is missing; a worktree a crash left mid-rebase
-// is brought back to its branch.
+// the start commit) when it is missing or half-made; a worktree a crash
+// left mid-rebase is brought back to its branch.
 func (d *driver) worktree(ctx context.Context, s Spec, branch string) (string, error) {
 	root := d.p.opt.Layout.Root
 	dir := WorktreeDir(root, s)
-	d.po.WorktreeLock.Lock()
-	defer d.po.WorktreeLock.Unlock()
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		gitDir, err := mergequeue.Git(ctx, dir, "rev-parse", "--absolute-git-dir")
-		if err != nil {
-			return "", err
-		}
-		lock, _ := os.ReadFile(filepath.Join(strings.TrimSpace(gitDir), "locked"))
-		if !strings.Contains(string(lock), "initializing") {
-			if err := mergequeue.AbortRebase(ctx, dir); err != nil {
-				return "", err
-			}
-			return dir, nil
-		}
-		// git worktree add died half-way: make it again.
-		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "-f", "-f", dir); err != nil {
-			return "", err
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil { // a half-made worktree
-		return "", err
-	}
-	if _, err := mergequeue.Git(ctx, root, "worktree", "prune"); err != nil {
-		return "", err
-	}
-	args := []string{"worktree", "add", "-q", dir, branch}
-	if _, err := mergequeue.Git(ctx, root, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err != nil {
-		args = []string{"worktree", "add", "-q", "-b", branch, dir, d.po.Start}
-	}
-	// Not cut short by Ctrl-C: a half-made worktree stays locked.
-	if _, err := mergequeue.Git(context.WithoutCancel(ctx), root, args...); err != nil {
+	res, err := worktree.Ensure(ctx, root, dir, worktree.Options{Branch: branch, Start: d.po.Start})
+	if err != nil {
 		return "", fmt.Errorf("create the worktree of %s: %w", s.Rel, err)
+	}
+	if res.Outcome == worktree.Reused {
+		if err := mergequeue.AbortRebase(ctx, dir); err != nil {
+			return "", err
+		}
+		return dir, nil
 	}
 	// What the agents keep in the worktree's .ralph/ (prompts, logs) is
 	// never committed: its .gitignore ignores everything, itself too.
 	ign := filepath.Join(dir, workspace.Dir, ".gitignore")
-	if _, err := mergequeue.Git(ctx, dir, "ls-files", "--error-unmatch", "--", filepath.Join(workspace.Dir, ".gitignore")); err != nil {
+	if _, err := git.Run(ctx, dir, "ls-files", "--error-unmatch", "--", filepath.Join(workspace.Dir, ".gitignore")); err != nil {
 		if err := workspace.WriteFile(ign, []byte("*\n")); err != nil {
 			return "", err
 		}
@@ -361,7 +333,7 @@ func (d *driver) landed(ctx context.Context, s Spec, wl Layout, rec *store.SpecR
 			return err
 		}
 		rel := wl.RootRel(src)
-		if _, err := mergequeue.Git(ctx, main.Root, "ls-files", "--error-unmatch", "--", rel); err == nil {
+		if _, err := git.Run(ctx, main.Root, "ls-files", "--error-unmatch", "--", rel); err == nil {
 			continue // tracked: the landing brought it
 		}
 		if err := workspace.WriteFile(filepath.Join(main.Root, filepath.FromSlash(rel)), data); err != nil {
@@ -386,7 +358,7 @@ func (d *driver) sendBack(ctx context.Context, s Spec, wl Layout, rec *store.Spe
 		}
 	}
 	if !lr.Rebased {
-		if _, err := mergequeue.Git(ctx, wl.Root, "reset", "-q", "--hard", lr.Commit); err != nil {
+		if _, err := git.Run(ctx, wl.Root, "reset", "-q", "--hard", lr.Commit); err != nil {
 			return err
 		}
 	}
@@ -414,23 +386,9 @@ func (d *driver) sendBack(ctx context.Context, s Spec, wl Layout, rec *store.Spe
 	return d.p.opt.Records.PutSpec(ctx, *rec)
 }
 
-// removeWorktree removes a worktree (and branch, when given) and prunes.
+// removeWorktree removes a worktree (and branch, when given).
 func (d *driver) removeWorktree(ctx context.Context, dir, branch string) error {
-	d.po.WorktreeLock.Lock()
-	defer d.po.WorktreeLock.Unlock()
-	root := d.p.opt.Layout.Root
-	if _, err := os.Stat(dir); err == nil {
-		if _, err := mergequeue.Git(ctx, root, "worktree", "remove", "-f", "-f", dir); err != nil {
-			return err
-		}
-	}
-	if branch != "" {
-		if _, err := mergequeue.Git(ctx, root, "branch", "-D", "-q", branch); err != nil {
-			return err
-		}
-	}
-	_, err := mergequeue.Git(ctx, root, "worktree", "prune")
-	return err
+	return worktree.Remove(ctx, d.p.opt.Layout.Root, dir, branch)
 }
 
 // lockedSnapshots serialises the snapshot stores of every worktree: their

@@ -1,7 +1,6 @@
 package stall
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -18,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 // WalkEnv is the environment variable that, set to 1, makes every Tracker
@@ -198,31 +199,14 @@ func checkIgnored(ctx context.Context, dir string, paths []string) (map[string]b
 	return set, nil
 }
 
-// gitEnvStripped are variables that would point git elsewhere than dir's
-// own repository.
-var gitEnvStripped = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=", "GIT_LITERAL_PATHSPECS=", "GIT_GLOB_PATHSPECS=", "GIT_ICASE_PATHSPECS="}
-
+// gitOutput runs a read-only git command in dir: it never refreshes or
+// locks the user's index.
 func gitOutput(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return slices.ContainsFunc(gitEnvStripped, func(p string) bool { return strings.HasPrefix(kv, p) })
-	})
-	// Read-only: never refresh or lock the user's index.
-	cmd.Env = append(env, "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	o := git.Options{Stdin: stdin, ReadOnly: true}
 	if args[0] == "ls-files" { // check-ignore takes paths, not pathspecs
-		cmd.Env = append(cmd.Env, "GIT_LITERAL_PATHSPECS=1")
+		o.Env = []string{"GIT_LITERAL_PATHSPECS=1"}
 	}
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return git.RunWith(ctx, dir, o, args...)
 }
 
 // watchHash is Hash by watching: the first call walks the tree and starts

@@ -26,7 +26,7 @@ func skipLikeEngine(rel string) bool {
 	return strings.HasPrefix(rel, ".ralph/")
 }
 
-func git(t testing.TB, dir string, args ...string) {
+func runGit(t testing.TB, dir string, args ...string) {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgSign=false"}, args...)...)
 	cmd.Dir = dir
@@ -51,7 +51,7 @@ func writeFile(t testing.TB, dir, rel, content string) {
 func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
-	git(t, dir, "init", "-q")
+	runGit(t, dir, "init", "-q")
 	writeFile(t, dir, ".gitignore", "build/\n*.log\n")
 	for i := range 12 {
 		writeFile(t, dir, fmt.Sprintf("src/p%d/f%d.go", i%3, i), fmt.Sprintf("package p%d\n", i))
@@ -62,9 +62,9 @@ func newRepo(t testing.TB) string {
 	writeFile(t, dir, "src/debug.log", "log")
 	// A tracked file that a pattern matches counts, as git tracks it.
 	writeFile(t, dir, "keep.log", "kept")
-	git(t, dir, "add", "-A")
-	git(t, dir, "add", "-f", "keep.log")
-	git(t, dir, "commit", "-q", "-m", "initial")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "add", "-f", "keep.log")
+	runGit(t, dir, "commit", "-q", "-m", "initial")
 	return dir
 }
 
@@ -227,8 +227,8 @@ func edit(t *testing.T, rng *rand.Rand, dir string) string {
 		os.Symlink(fmt.Sprintf("target%d", rng.IntN(3)), abs(p))
 		return "symlink " + p
 	case 11:
-		git(t, dir, "add", "-A")
-		git(t, dir, "commit", "-q", "--allow-empty", "-m", "step")
+		runGit(t, dir, "add", "-A")
+		runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "step")
 		return "commit"
 	case 12:
 		p := pick(files)

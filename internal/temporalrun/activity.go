@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -55,17 +55,6 @@ func (r *Runner) repoLock(dir string) *sync.Mutex {
 		r.repos[dir] = &sync.Mutex{}
 	}
 	return r.repos[dir]
-}
-
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // slug makes s safe as one path element.
@@ -121,19 +110,19 @@ func (r *Runner) RunJob(ctx context.Context, job Job) (Result, error) {
 	if res.ExitCode == 0 {
 		// What the run left uncommitted (a task's work, a spec's state
 		// markers) goes with the branch; ralph's own .ralph/ files stay.
-		if _, err := git(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
+		if _, err := git.Run(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
 			return Result{}, err
 		}
-		if _, err := git(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := git(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
+		if _, err := git.Run(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := git.Run(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
 				return Result{}, err
 			}
 		}
-		if res.Commit, err = git(ctx, wt, "rev-parse", "HEAD"); err != nil {
+		if res.Commit, err = git.Line(ctx, wt, "rev-parse", "HEAD"); err != nil {
 			return Result{}, err
 		}
 		// A retry replaces what an earlier attempt may have pushed.
-		if _, err := git(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
+		if _, err := git.Run(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
 			return Result{}, err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // workflowMarker names, inside worktrees/<workflow>/, the file that holds
@@ -76,10 +78,7 @@ func (r *Runner) PruneClosed(ctx context.Context, c describer) (removed int, err
 	if removed > 0 {
 		repos, _ := filepath.Glob(filepath.Join(r.Cache, "repos", "*"))
 		for _, repo := range repos {
-			l := r.repoLock(repo)
-			l.Lock()
-			_, _ = git(ctx, repo, "worktree", "prune")
-			l.Unlock()
+			_ = worktree.Prune(ctx, repo)
 		}
 	}
 	return removed, nil

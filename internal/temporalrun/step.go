@@ -14,9 +14,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // exitUsage is ralph's exit code for a usage error, which no retry on
@@ -42,7 +44,7 @@ func (r *Runner) prepareStep(ctx context.Context, job Job, head, wt string) (rep
 		if err := os.MkdirAll(filepath.Dir(repo), 0o755); err != nil {
 			return "", err
 		}
-		if _, err := git(ctx, filepath.Dir(repo), "clone", "--no-checkout", "--", job.Remote, repo); err != nil {
+		if _, err := git.Run(ctx, filepath.Dir(repo), "clone", "--no-checkout", "--", job.Remote, repo); err != nil {
 			return "", err
 		}
 	}
@@ -50,31 +52,26 @@ func (r *Runner) prepareStep(ctx context.Context, job Job, head, wt string) (rep
 	if head != job.Base {
 		refspecs = append(refspecs, "+refs/heads/"+job.Branch+":refs/ralph/remote/"+job.Branch)
 	}
-	if _, err := git(ctx, repo, append([]string{"fetch", "--no-tags", "origin"}, refspecs...)...); err != nil {
+	if _, err := git.Run(ctx, repo, append([]string{"fetch", "--no-tags", "origin"}, refspecs...)...); err != nil {
 		return "", err
 	}
-	_ = os.RemoveAll(wt)
-	_, _ = git(ctx, repo, "worktree", "prune")
-	if err := os.MkdirAll(filepath.Dir(wt), 0o755); err != nil {
+	// A fresh worktree at head; an earlier attempt's worktree that still
+	// holds the branch (its worker lost it, or it was killed) is freed.
+	res, err := worktree.Ensure(ctx, repo, wt, worktree.Options{Branch: job.Branch, Start: head, Reset: true})
+	if err != nil {
 		return "", err
 	}
-	if _, err := git(ctx, repo, "worktree", "add", "--force", "-B", job.Branch, wt, head); err != nil {
-		return "", err
+	if res.Freed != "" {
+		r.Log.Info("freed the branch from an earlier attempt's worktree", "branch", job.Branch, "worktree", res.Freed)
 	}
 	return repo, nil
 }
 
 // removeWorktree deletes wt and prunes it from repo's worktrees.
 func (r *Runner) removeWorktree(repo, wt string) {
-	l := r.repoLock(repo)
-	l.Lock()
-	defer l.Unlock()
-	ctx := context.Background()
-	if _, err := git(ctx, repo, "worktree", "remove", "--force", "--force", wt); err != nil {
+	if err := worktree.Remove(context.Background(), repo, wt, ""); err != nil {
 		r.Log.Warn("remove worktree", "worktree", wt, "err", err)
 	}
-	_ = os.RemoveAll(wt)
-	_, _ = git(ctx, repo, "worktree", "prune")
 	// The worktrees/<workflow> folder goes with its last step.
 	dropWorkflowDir(filepath.Dir(wt))
 }
@@ -195,19 +192,19 @@ func (r *Runner) SpecStep(ctx context.Context, in StepInput) (StepResult, error)
 	res.Events = p.Events
 	// What the step left (a plan, state markers; the implementer's
 	// commits are there already) goes with the branch; .ralph/ stays.
-	if _, err := git(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
+	if _, err := git.Run(ctx, wt, "add", "-A", "--", ".", ":(exclude).ralph"); err != nil {
 		return StepResult{}, err
 	}
-	if _, err := git(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
-		if _, err := git(ctx, wt, "commit", "-q", "-m", fmt.Sprintf("ralph: spec %s: %s (step %d)", job.Name, rep.Step, in.N)); err != nil {
+	if _, err := git.Run(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
+		if _, err := git.Run(ctx, wt, "commit", "-q", "-m", fmt.Sprintf("ralph: spec %s: %s (step %d)", job.Name, rep.Step, in.N)); err != nil {
 			return StepResult{}, err
 		}
 	}
-	if res.Commit, err = git(ctx, wt, "rev-parse", "HEAD"); err != nil {
+	if res.Commit, err = git.Line(ctx, wt, "rev-parse", "HEAD"); err != nil {
 		return StepResult{}, err
 	}
 	// A retried step replaces what an earlier attempt may have pushed.
-	if _, err := git(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
+	if _, err := git.Run(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
 		return StepResult{}, err
 	}
 	// Transcripts stay on this worker: the step's store and logs move out
@@ -243,10 +240,7 @@ func (r *Runner) PruneRuns(now time.Time, keep time.Duration) (removed int, err 
 		if sub == "worktrees" && n > 0 {
 			repos, _ := filepath.Glob(filepath.Join(r.Cache, "repos", "*"))
 			for _, repo := range repos {
-				l := r.repoLock(repo)
-				l.Lock()
-				_, _ = git(context.Background(), repo, "worktree", "prune")
-				l.Unlock()
+				_ = worktree.Prune(context.Background(), repo)
 			}
 		}
 	}

@@ -11,8 +11,10 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // TaskPrepare is the activity that opens a task's attempt on this worker:
@@ -112,20 +114,20 @@ func (r *Runner) TaskFinish(ctx context.Context, step TaskStep) (Result, error) 
 	wt, job := step.Worktree, step.Job
 	res := Result{ExitCode: step.ExitCode, Branch: job.Branch, Worker: r.Identity, Tail: step.Tail}
 	if res.ExitCode == 0 {
-		if _, err := git(ctx, wt, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
+		if _, err := git.Run(ctx, wt, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
 			return Result{}, err
 		}
-		if _, err := git(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := git(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
+		if _, err := git.Run(ctx, wt, "diff", "--cached", "--quiet"); err != nil {
+			if _, err := git.Run(ctx, wt, "commit", "-q", "-m", "ralph: "+job.Kind+" "+job.Name); err != nil {
 				return Result{}, err
 			}
 		}
 		var err error
-		if res.Commit, err = git(ctx, wt, "rev-parse", "HEAD"); err != nil {
+		if res.Commit, err = git.Line(ctx, wt, "rev-parse", "HEAD"); err != nil {
 			return Result{}, err
 		}
 		// An earlier attempt may have pushed before its worker was lost.
-		if _, err := git(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
+		if _, err := git.Run(ctx, wt, "push", "--force", "origin", "HEAD:refs/heads/"+job.Branch); err != nil {
 			return Result{}, err
 		}
 	}
@@ -135,19 +137,15 @@ func (r *Runner) TaskFinish(ctx context.Context, step TaskStep) (Result, error) 
 		return Result{}, err
 	}
 	res.Transcript = r.Identity + ":" + filepath.Join(runs, workspace.Database)
-	common, err := git(ctx, wt, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := git.Line(ctx, wt, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return Result{}, err
 	}
 	repo := filepath.Dir(common)
-	if _, err := git(ctx, repo, "worktree", "remove", "--force", wt); err != nil {
+	if err := worktree.Remove(ctx, repo, wt, ""); err != nil {
 		r.Log.Warn("remove the task's worktree", "worktree", wt, "err", err)
 	}
-	_ = os.RemoveAll(wt)
 	dropWorkflowDir(filepath.Dir(wt)) // when no other attempt is there
-	if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
-		r.Log.Warn("prune worktrees", "repo", repo, "err", err)
-	}
 	r.Log.Info("task attempt ends", "workflow", wfID, "attempt", step.Attempt, "exit", res.ExitCode, "commit", res.Commit, "transcript", res.Transcript)
 	return res, nil
 }

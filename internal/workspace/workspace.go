@@ -7,7 +7,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 // Dir is the name of the state directory at the workspace root.
@@ -44,13 +45,12 @@ const (
 	// Request is the latest ralph run request (message and options),
 	// written before anything else so a run killed at once can resume.
 	Request = "request.json"
-	// Worktrees holds the git worktrees of parallel spec runs.
+	// Worktrees holds the git worktrees of worktree tasks, parallel
+	// specs and Temporal landings.
 	Worktrees = "worktrees"
+	// ServeToken is the dashboard's access token.
+	ServeToken = "serve.token"
 )
-
-// Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
-// patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token", "/" + Worktrees + "/"}
 
 // Status values of status.txt.
 const (
@@ -86,19 +86,15 @@ func Open(ctx context.Context, dir string) (*Workspace, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("open workspace: %s is not a directory", abs)
 	}
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
-	cmd.Dir = abs
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	top, err := git.Line(ctx, abs, "rev-parse", "--show-toplevel")
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
 			return nil, fmt.Errorf("%s: %w", abs, ErrNotGitRepo)
 		}
-		return nil, fmt.Errorf("open workspace: git: %w", err)
+		return nil, fmt.Errorf("open workspace: %w", err)
 	}
-	return &Workspace{Root: strings.TrimSpace(string(out))}, nil
+	return &Workspace{Root: top}, nil
 }
 
 // Path returns the path of a file in .ralph/.

@@ -1,0 +1,101 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// The directory is the repository, whatever the environment points at;
+// git speaks English and says which subcommand failed.
+func TestRunPolicy(t *testing.T) {
+	ctx := context.Background()
+	repo, other := newRepo(t), newRepo(t)
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_WORK_TREE", other)
+	t.Setenv("LC_ALL", "fr_FR.UTF-8")
+	top, err := Line(ctx, repo, "rev-parse", "--show-toplevel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(repo); top != want {
+		t.Errorf("toplevel = %q, want %q (GIT_DIR must not redirect git)", top, want)
+	}
+
+	_, err = Run(ctx, t.TempDir(), "-c", "core.quotePath=false", "rev-parse", "HEAD")
+	var ge *Error
+	if !errors.As(err, &ge) {
+		t.Fatalf("err = %v, want an *Error", err)
+	}
+	if ge.Subcommand() != "rev-parse" || ge.ExitCode() != 128 {
+		t.Errorf("subcommand %q, exit %d; want rev-parse, 128", ge.Subcommand(), ge.ExitCode())
+	}
+	if got, want := err.Error(), "git rev-parse: fatal: not a git repository"; len(got) < len(want) || got[:len(want)] != want {
+		t.Errorf("error = %q, want it to start with %q", got, want)
+	}
+}
+
+// Options.Env wins over the policy; Stdin reaches git.
+func TestRunWithOptions(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	out, err := RunWith(ctx, repo, Options{Stdin: []byte("hello\n")}, "hash-object", "--stdin")
+	if err != nil || string(out) != "ce013625030ba8dba906f756967f9e9ca394464a\n" {
+		t.Errorf("hash-object --stdin = %q, %v", out, err)
+	}
+	index := filepath.Join(t.TempDir(), "index")
+	if err := os.WriteFile(filepath.Join(repo, "a"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunWith(ctx, repo, Options{Env: []string{"GIT_INDEX_FILE=" + index}}, "add", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(index); err != nil {
+		t.Errorf("GIT_INDEX_FILE from Options.Env was not used: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".git", "index")); err == nil {
+		t.Error("git wrote the repository's own index")
+	}
+}
+
+// A held index lock is reported as LockBusy, other failures are not.
+func TestLockBusy(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, "a"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".git", "index.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(ctx, repo, "add", "a")
+	var ge *Error
+	if !errors.As(err, &ge) || !ge.LockBusy() {
+		t.Errorf("add with index.lock held: err = %v, want LockBusy", err)
+	}
+	_, err = Run(ctx, repo, "rev-parse", "--verify", "nope")
+	if !errors.As(err, &ge) || ge.LockBusy() {
+		t.Errorf("unknown revision: err = %v, want an *Error that is not LockBusy", err)
+	}
+}
+
+// A cancelled call returns the context's error.
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, newRepo(t), "status"); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}

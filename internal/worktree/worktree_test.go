@@ -1,0 +1,457 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+		"GIT_CONFIG_GLOBAL": os.DevNull, "GIT_CONFIG_NOSYSTEM": "1",
+	} {
+		os.Setenv(k, v)
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// newRepo is a repository on main with one commit; it returns the
+// repository and that commit.
+func newRepo(t *testing.T) (string, string) {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	run(t, t.TempDir(), "init", "-q", "-b", "main", repo)
+	write(t, filepath.Join(repo, "a.txt"), "one\n")
+	run(t, repo, "add", "-A")
+	run(t, repo, "commit", "-qm", "init")
+	return repo, run(t, repo, "rev-parse", "HEAD")
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// registered lists the paths of the repository's linked worktrees, as
+// git records them.
+func registered(t *testing.T, repo string) []string {
+	t.Helper()
+	var paths []string
+	for i, l := range strings.Split(run(t, repo, "worktree", "list", "--porcelain"), "\n") {
+		if p, ok := strings.CutPrefix(l, "worktree "); ok && i > 0 {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+func mustEnsure(t *testing.T, repo, dir string, o Options) Result {
+	t.Helper()
+	res, err := Ensure(context.Background(), repo, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A new branch starts at Start; an existing one is checked out as it is;
+// a missing branch with no start is an error.
+func TestEnsureCreates(t *testing.T) {
+	ctx := context.Background()
+	repo, start := newRepo(t)
+	write(t, filepath.Join(repo, "a.txt"), "two\n")
+	run(t, repo, "commit", "-qam", "second")
+
+	dir := filepath.Join(repo, ".ralph", "worktrees", "task-1")
+	if res := mustEnsure(t, repo, dir, Options{Branch: "ralph/task/1", Start: start}); res.Outcome != Created || res.Freed != "" {
+		t.Fatalf("result = %+v, want created", res)
+	}
+	if got := run(t, dir, "rev-parse", "HEAD"); got != start {
+		t.Errorf("new branch at %s, want the start %s", got, start)
+	}
+	if got := run(t, dir, "symbolic-ref", "--short", "HEAD"); got != "ralph/task/1" {
+		t.Errorf("worktree on %s, want ralph/task/1", got)
+	}
+
+	run(t, repo, "branch", "ralph/task/2", "main")
+	other := filepath.Join(repo, ".ralph", "worktrees", "task-2")
+	mustEnsure(t, repo, other, Options{Branch: "ralph/task/2", Start: start})
+	if got, want := run(t, other, "rev-parse", "HEAD"), run(t, repo, "rev-parse", "main"); got != want {
+		t.Errorf("existing branch checked out at %s, want its tip %s (Start is for new branches)", got, want)
+	}
+
+	_, err := Ensure(ctx, repo, filepath.Join(repo, "x"), Options{Branch: "nope"})
+	if err == nil || !strings.Contains(err.Error(), "no branch nope") {
+		t.Errorf("missing branch, no start: err = %v", err)
+	}
+}
+
+// A whole worktree is used as it is, the work in it kept.
+func TestEnsureReuses(t *testing.T) {
+	repo, start := newRepo(t)
+	dir := filepath.Join(t.TempDir(), "wt")
+	mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+	write(t, filepath.Join(dir, "work.txt"), "in progress\n")
+	if res := mustEnsure(t, repo, dir, Options{Branch: "b", Start: start}); res.Outcome != Reused {
+		t.Fatalf("outcome = %v, want reused", res.Outcome)
+	}
+	if !exists(filepath.Join(dir, "work.txt")) {
+		t.Error("reusing the worktree lost the work in it")
+	}
+}
+
+// What a killed git worktree add, or a deleted record, leaves is made
+// again, on the same branch.
+func TestEnsureRecoversHalfMade(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		break_ func(t *testing.T, repo, dir, admin string)
+	}{
+		{"locked initializing", func(t *testing.T, repo, dir, admin string) {
+			write(t, filepath.Join(admin, "locked"), "initializing\n")
+		}},
+		{"no HEAD yet", func(t *testing.T, repo, dir, admin string) {
+			write(t, filepath.Join(admin, "locked"), "initializing\n")
+			os.Remove(filepath.Join(admin, "HEAD"))
+		}},
+		{"directory gone, record locked", func(t *testing.T, repo, dir, admin string) {
+			write(t, filepath.Join(admin, "locked"), "initializing\n")
+			os.RemoveAll(dir)
+		}},
+		{"record gone", func(t *testing.T, repo, dir, admin string) {
+			os.RemoveAll(admin)
+		}},
+		{"no .git file", func(t *testing.T, repo, dir, admin string) {
+			os.Remove(filepath.Join(dir, ".git"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, start := newRepo(t)
+			dir := filepath.Join(t.TempDir(), "wt")
+			mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+			admin, ok := adminDir(dir)
+			if !ok {
+				t.Fatal("no admin dir")
+			}
+			write(t, filepath.Join(dir, "junk.txt"), "half\n")
+			tc.break_(t, repo, dir, admin)
+
+			res := mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+			if res.Outcome != Recovered {
+				t.Errorf("outcome = %v, want recovered", res.Outcome)
+			}
+			if exists(filepath.Join(dir, "junk.txt")) {
+				t.Error("the half-made worktree's files are still there")
+			}
+			if got := run(t, dir, "symbolic-ref", "--short", "HEAD"); got != "b" {
+				t.Errorf("on %s, want b", got)
+			}
+			if st := run(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("recovered worktree is not clean:\n%s", st)
+			}
+			if health(dir) != whole {
+				t.Error("recovered worktree is not whole")
+			}
+		})
+	}
+}
+
+// deadPID is the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// A branch held by a dead worktree is freed for a new one; one held by a
+// live ralph, or by the user's own worktree, is not.
+func TestEnsureFreesBranchOfDeadWorktree(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// hold makes the worktree at old hold branch b.
+		hold func(t *testing.T, repo, old, start string)
+		free bool
+	}{
+		{"directory deleted", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			os.RemoveAll(old)
+		}, true},
+		{"directory deleted while git made it", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			admin, _ := adminDir(old)
+			write(t, filepath.Join(admin, "locked"), "initializing\n")
+			os.RemoveAll(old)
+		}, true},
+		{"half-made", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			admin, _ := adminDir(old)
+			write(t, filepath.Join(admin, "locked"), "initializing\n")
+		}, true},
+		{"its ralph is gone", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			write(t, filepath.Join(old, ".ralph", "ralph.lock"), strconv.Itoa(deadPID(t))+"\n")
+		}, true},
+		{"no ralph ever ran in it", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+		}, true},
+		{"its ralph is alive", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			write(t, filepath.Join(old, ".ralph", "ralph.lock"), strconv.Itoa(os.Getpid())+"\n")
+		}, false},
+		{"the user's worktree", func(t *testing.T, repo, old, start string) {
+			run(t, repo, "worktree", "add", "-q", "-b", "b", old, start)
+		}, false},
+		{"locked by the user, directory gone", func(t *testing.T, repo, old, start string) {
+			mustEnsure(t, repo, old, Options{Branch: "b", Start: start})
+			run(t, repo, "worktree", "lock", "--reason", "on a usb stick", old)
+			os.RemoveAll(old)
+		}, false},
+		{"the main worktree", func(t *testing.T, repo, old, start string) {
+			run(t, repo, "switch", "-q", "-c", "b")
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, start := newRepo(t)
+			attempts := t.TempDir()
+			old, dir := filepath.Join(attempts, "attempt-1"), filepath.Join(attempts, "attempt-2")
+			tc.hold(t, repo, old, start)
+			oldExisted := exists(old)
+
+			for _, reset := range []bool{false, true} {
+				res, err := Ensure(context.Background(), repo, dir, Options{Branch: "b", Start: start, Reset: reset})
+				if !tc.free {
+					if !errors.Is(err, ErrBranchHeld) {
+						t.Fatalf("reset=%v: err = %v, want ErrBranchHeld", reset, err)
+					}
+					if exists(old) != oldExisted {
+						t.Error("the live worktree was touched")
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("reset=%v: %v", reset, err)
+				}
+				if got := run(t, dir, "symbolic-ref", "--short", "HEAD"); got != "b" {
+					t.Errorf("reset=%v: on %s, want b", reset, got)
+				}
+				if exists(old) {
+					t.Errorf("reset=%v: the dead worktree %s is still there", reset, old)
+				}
+				if !reset && oldExisted && res.Freed != old {
+					t.Errorf("Freed = %q, want %s", res.Freed, old)
+				}
+			}
+			for _, p := range registered(t, repo) {
+				if p == old && tc.free {
+					t.Errorf("git still records the dead worktree %s", old)
+				}
+			}
+		})
+	}
+}
+
+// Reset starts the worktree over at Start, whatever the branch and the
+// worktree held.
+func TestEnsureReset(t *testing.T) {
+	repo, start := newRepo(t)
+	dir := filepath.Join(t.TempDir(), "wt")
+	mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+	write(t, filepath.Join(dir, "a.txt"), "changed\n")
+	run(t, dir, "commit", "-qam", "on b")
+	write(t, filepath.Join(dir, "untracked.txt"), "x\n")
+
+	mustEnsure(t, repo, dir, Options{Branch: "b", Start: start, Reset: true})
+	if got := run(t, dir, "rev-parse", "HEAD"); got != start {
+		t.Errorf("branch at %s after reset, want %s", got, start)
+	}
+	if exists(filepath.Join(dir, "untracked.txt")) {
+		t.Error("reset kept the old worktree's files")
+	}
+}
+
+// Remove takes the worktree, git's record of it and the branch; what is
+// gone already is not an error.
+func TestRemove(t *testing.T) {
+	ctx := context.Background()
+	repo, start := newRepo(t)
+	dir := filepath.Join(repo, ".ralph", "worktrees", "x")
+	keep := filepath.Join(repo, ".ralph", "worktrees", "keep")
+	mustEnsure(t, repo, dir, Options{Branch: "x", Start: start})
+	mustEnsure(t, repo, keep, Options{Branch: "keep", Start: start})
+	write(t, filepath.Join(dir, "dirty.txt"), "uncommitted\n")
+	write(t, filepath.Join(keep, "dirty.txt"), "uncommitted\n")
+
+	if err := Remove(ctx, repo, dir, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dir) {
+		t.Error("the worktree's directory is still there")
+	}
+	if reg := registered(t, repo); len(reg) != 1 || !samePath(reg[0], keep) {
+		t.Errorf("registered worktrees = %v, want only %s", reg, keep)
+	}
+	if out := run(t, repo, "branch", "--list", "x"); out != "" {
+		t.Errorf("branch x is still there: %s", out)
+	}
+	if err := Remove(ctx, repo, dir, "x"); err != nil {
+		t.Errorf("removing again: %v", err)
+	}
+	// Without a branch, the branch stays.
+	if err := Remove(ctx, repo, keep, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, repo, "branch", "--list", "keep"); out == "" {
+		t.Error("Remove without a branch deleted the branch")
+	}
+	// A directory that is not a worktree goes too.
+	write(t, filepath.Join(dir, "stray.txt"), "x")
+	if err := Remove(ctx, repo, dir, ""); err != nil || exists(dir) {
+		t.Errorf("stray directory: err = %v, still there = %v", err, exists(dir))
+	}
+}
+
+// Prune drops the records of worktrees whose directory is gone, and only
+// those.
+func TestPrune(t *testing.T) {
+	repo, start := newRepo(t)
+	gone, kept := filepath.Join(t.TempDir(), "gone"), filepath.Join(t.TempDir(), "kept")
+	mustEnsure(t, repo, gone, Options{Branch: "gone", Start: start})
+	mustEnsure(t, repo, kept, Options{Branch: "kept", Start: start})
+	os.RemoveAll(gone)
+	if err := Prune(context.Background(), repo); err != nil {
+		t.Fatal(err)
+	}
+	if reg := registered(t, repo); len(reg) != 1 || !samePath(reg[0], kept) {
+		t.Errorf("registered worktrees = %v, want only %s", reg, kept)
+	}
+	// Its branch is free again.
+	mustEnsure(t, repo, filepath.Join(t.TempDir(), "again"), Options{Branch: "gone"})
+}
+
+// CheckedOut finds where a branch is checked out, the main worktree too.
+func TestCheckedOut(t *testing.T) {
+	ctx := context.Background()
+	repo, start := newRepo(t)
+	dir := filepath.Join(t.TempDir(), "wt")
+	mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+	for branch, want := range map[string]string{"main": repo, "b": dir, "none": ""} {
+		got, err := CheckedOut(ctx, dir, branch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (want == "") != (got == "") || want != "" && !samePath(got, want) {
+			t.Errorf("CheckedOut(%s) = %q, want %q", branch, got, want)
+		}
+	}
+}
+
+// Worktrees made at once, from one process or several callers, all come
+// out whole; callers asking for the same one share it.
+func TestConcurrentEnsure(t *testing.T) {
+	repo, start := newRepo(t)
+	root := t.TempDir()
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, 2*n)
+	outcomes := make([]Outcome, 2*n)
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Half make their own worktree, half all ask for "shared".
+			name := fmt.Sprintf("wt-%d", i)
+			if i >= n {
+				name = "shared"
+			}
+			res, err := Ensure(context.Background(), repo, filepath.Join(root, name), Options{Branch: name, Start: start})
+			errs[i], outcomes[i] = err, res.Outcome
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+		if i >= n && outcomes[i] == Created {
+			created++
+		}
+	}
+	if created != 1 {
+		t.Errorf("the shared worktree was created %d times, want once", created)
+	}
+	if reg := registered(t, repo); len(reg) != n+1 {
+		t.Errorf("%d worktrees registered, want %d: %v", len(reg), n+1, reg)
+	}
+	for i := range n {
+		if health(filepath.Join(root, fmt.Sprintf("wt-%d", i))) != whole {
+			t.Errorf("wt-%d is not whole", i)
+		}
+	}
+}
+
+// Another process holding the repository's worktree lock keeps Ensure
+// waiting until it lets go, or until the caller gives up.
+func TestEnsureWaitsForAnotherProcess(t *testing.T) {
+	repo, start := newRepo(t)
+	lockPath := filepath.Join(repo, ".git", "ralph", "worktrees.lock")
+	write(t, lockPath, "")
+	f, err := os.OpenFile(lockPath, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "wt")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := Ensure(ctx, repo, dir, Options{Branch: "b", Start: start}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v while another process holds the lock, want the deadline", err)
+	}
+	if exists(dir) {
+		t.Fatal("Ensure made the worktree without the lock")
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}()
+	if res := mustEnsure(t, repo, dir, Options{Branch: "b", Start: start}); res.Outcome != Created {
+		t.Errorf("outcome = %v after the lock came free, want created", res.Outcome)
+	}
+}
