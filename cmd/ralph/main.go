@@ -6,8 +6,11 @@ import (
 	"os"
 
 	"github.com/ralph-harness/ralph/internal/cli"
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 func main() {
+	// ralph re-executes itself as the supervisor of each program it runs.
+	proc.RunSupervisor()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
