@@ -2,9 +2,10 @@ package recipe
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParse(t *testing.T) {
@@ -81,7 +82,7 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse: %v", err)
 			}
 			tt.want.ID = "hero"
-			if !reflect.DeepEqual(got, tt.want) {
+			if !cmp.Equal(got, tt.want) {
 				t.Errorf("Parse =\n%#v\nwant\n%#v", got, tt.want)
 			}
 		})

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain gives every test a machine with no git identity and no global or
@@ -34,6 +36,14 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(home)
+	if code == 0 {
+		// No test may leave a goroutine running (goleak.VerifyTestMain,
+		// with the binary's clean-up before the check).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
