@@ -29,7 +29,7 @@ func TestNamesOfLargeTaskNumbers(t *testing.T) {
 
 // A second manual or rollback snapshot in the same second is saved under
 // a suffixed name, which is itself a valid name that resolves; a taken
-// task, post or stall name is refused.
+// suffixed name, task, post or stall name is refused.
 func TestSaveSameSecondNames(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
@@ -52,6 +52,9 @@ func TestSaveSameSecondNames(t *testing.T) {
 		got, err := r.Resolve(ctx, second.Name)
 		if err != nil || got.Message != "second" {
 			t.Errorf("Resolve(%s) = %+v, %v", second.Name, got, err)
+		}
+		if s, err := r.Save(ctx, second.Name, "again"); !errors.Is(err, ErrSnapshotExists) {
+			t.Errorf("%s saved again: saved %q, err %v; want ErrSnapshotExists", second.Name, s.Name, err)
 		}
 	}
 	for _, name := range []string{TaskPre(100), TaskPost(100), StallRecovery(100)} {
