@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/cli"
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 func main() {
+	// ralph re-executes itself as the supervisor of each program it runs.
+	proc.RunSupervisor()
 	// The agent's prompt tells it to run `ralph theme` and `ralph
 	// snapshot`: the running binary comes first on the PATH that the
 	// agent, and everything ralph starts, inherits.

@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary stands in for ralph, supervisor included.
+	proc.RunSupervisor()
 	testscript.Main(m, map[string]func(){
 		"ralph": func() { os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -61,8 +61,9 @@ func (d PromptData) YouAre() string {
 		return p
 	}
 	first, _, _ := strings.Cut(p, " ")
-	// Lower-case a capitalised first word, but not an acronym (SRE, QA).
-	if len(first) > 1 && first[1:] == strings.ToLower(first[1:]) {
+	// Lower-case a capitalised first word ("A", "Senior"), but not an
+	// acronym (SRE, QA).
+	if first[1:] == strings.ToLower(first[1:]) {
 		p = strings.ToLower(p[:1]) + p[1:]
 	}
 	switch w := strings.ToLower(first); w {

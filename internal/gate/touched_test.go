@@ -37,3 +37,18 @@ func TestTouchedFile(t *testing.T) {
 		})
 	}
 }
+
+// A file name of one or two letters matches no section, although the
+// section's id contains it.
+func TestTouchedFileShortNames(t *testing.T) {
+	root, err := plan.Parse([]byte(`<Section gumdrop="hero" />`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := TouchedFile([]string{"src/er.tsx", "src/H.tsx"}, root); got != "" {
+		t.Errorf("TouchedFile = %q, want none", got)
+	}
+	if got := TouchedFile([]string{"src/HeroSection.tsx", "src/er.tsx"}, root); got != "src/HeroSection.tsx" {
+		t.Errorf("TouchedFile = %q, want src/HeroSection.tsx", got)
+	}
+}

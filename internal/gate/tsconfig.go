@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // tsconfigFor returns the tsconfig the bundle should use for every file,
@@ -45,85 +47,16 @@ type tsconfigFile struct {
 }
 
 // readTsconfig reads a tsconfig file, which is JSON with comments and
-// trailing commas.
+// trailing commas (JWCC, as github.com/tailscale/hujson reads it).
 func readTsconfig(file string) (tsconfigFile, bool) {
 	var tc tsconfigFile
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return tc, false
 	}
-	return tc, json.Unmarshal(stripJSONC(data), &tc) == nil
-}
-
-// stripJSONC turns JSON with comments and trailing commas into JSON:
-// comments become white space, then a comma before a closing bracket or
-// brace is dropped; strings are left alone.
-func stripJSONC(src []byte) []byte {
-	return dropTrailingCommas(stripComments(src))
-}
-
-// skipString returns the index of the quote that closes the string
-// opening at src[i], or len(src)-1.
-func skipString(src []byte, i int) int {
-	j := i + 1
-	for j < len(src) && src[j] != '"' {
-		if src[j] == '\\' {
-			j++
-		}
-		j++
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return tc, false
 	}
-	return min(j, len(src)-1)
-}
-
-func stripComments(src []byte) []byte {
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '"':
-			j := skipString(src, i)
-			out = append(out, src[i:j+1]...)
-			i = j
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			for i+1 < len(src) && src[i+1] != '\n' {
-				i++
-			}
-			out = append(out, ' ')
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			i += 2
-			for i+1 < len(src) && !(src[i] == '*' && src[i+1] == '/') {
-				i++
-			}
-			i++
-			out = append(out, ' ')
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func dropTrailingCommas(src []byte) []byte {
-	out := make([]byte, 0, len(src))
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch c {
-		case '"':
-			j := skipString(src, i)
-			out = append(out, src[i:j+1]...)
-			i = j
-		case ',':
-			j := i + 1
-			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\r' || src[j] == '\n') {
-				j++
-			}
-			if j < len(src) && (src[j] == ']' || src[j] == '}') {
-				continue
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
+	return tc, json.Unmarshal(std, &tc) == nil
 }

@@ -1,42 +1,38 @@
 package gate
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-func TestStripJSONC(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`{"a": 1}`, `{"a": 1}`},
-		{"{\n  // the target\n  \"a\": 1, // trailing\n}", "{\n   \n  \"a\": 1  \n}"},
-		{`{"a": [1, 2, /* two */ ], }`, `{"a": [1, 2   ] }`},
-		{`{"url": "http://x//y", "glob": "src/**/*.ts",}`, `{"url": "http://x//y", "glob": "src/**/*.ts"}`},
-		{`{"q": "a \"quoted\", // not a comment",}`, `{"q": "a \"quoted\", // not a comment"}`},
+// TestReadTsconfig: a tsconfig is read with its comments and trailing
+// commas, and a file that is not JSON with comments is not read at all.
+func TestReadTsconfig(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, in string
+		ok       bool
+		paths    int
+	}{
+		{"plain JSON", `{"compilerOptions": {"paths": {"@/*": ["./src/*"]}}}`, true, 1},
+		{"comments and trailing commas", "{\n  // the target\n  \"compilerOptions\": { /* aliases */ \"paths\": {\"@/*\": [\"./src/*\",], \"#/*\": [\"./x/*\"],},},\n}", true, 2},
+		{"a comment marker inside a string", `{"compilerOptions": {"paths": {"@/*": ["http://x//y/*"], "/*": ["./a/*"]}},}`, true, 2},
+		{"unterminated comment", `{"compilerOptions": {} /*`, false, 0},
+		{"not JSON", `compilerOptions: {}`, false, 0},
 	}
 	for _, tt := range tests {
-		if got := string(stripJSONC([]byte(tt.in))); got != tt.want {
-			t.Errorf("stripJSONC(%q)\n got %q\nwant %q", tt.in, got, tt.want)
-		}
-		if !json.Valid(stripJSONC([]byte(tt.in))) {
-			t.Errorf("stripJSONC(%q) is not JSON", tt.in)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(dir, "tsconfig.json")
+			if err := os.WriteFile(file, []byte(tt.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tc, ok := readTsconfig(file)
+			if ok != tt.ok || len(tc.CompilerOptions.Paths) != tt.paths {
+				t.Errorf("readTsconfig: ok %v with %d paths, want ok %v with %d", ok, len(tc.CompilerOptions.Paths), tt.ok, tt.paths)
+			}
+		})
 	}
-}
-
-// FuzzStripJSONC: stripping never panics and leaves JSON as it is.
-func FuzzStripJSONC(f *testing.F) {
-	for _, s := range []string{`{"a": 1}`, "{\n// c\n\"a\": [1,],}", `{"s": "/* no */"}`, `"unterminated`, `/*`, `//`, `,`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		out := stripJSONC([]byte(s))
-		// JSON has no comments and no trailing commas: it stays as it is.
-		if json.Valid([]byte(s)) && string(out) != s {
-			t.Fatalf("valid JSON %q changed to %q", s, out)
-		}
-	})
 }
 
 // TestBuildSucceedsViteTsconfigLayout: Vite's split layout, a root

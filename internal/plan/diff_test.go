@@ -3,8 +3,9 @@ package plan
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPascalCase(t *testing.T) {
@@ -52,7 +53,7 @@ func TestDiff(t *testing.T) {
 	if len(res.Missing) != 1 || res.Missing[0].File != "src/sections/MultiStepWizardSection.tsx" || res.Missing[0].Section.Line != 4 {
 		t.Errorf("Missing = %+v", res.Missing)
 	}
-	if !reflect.DeepEqual(res.Unplanned, []string{"src/sections/OldSection.tsx"}) {
+	if !cmp.Equal(res.Unplanned, []string{"src/sections/OldSection.tsx"}) {
 		t.Errorf("Unplanned = %v", res.Unplanned)
 	}
 

@@ -2,9 +2,10 @@ package plan
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func mustParse(t *testing.T, src string) *Node {
@@ -65,7 +66,7 @@ func TestParsePropValues(t *testing.T) {
 			if !ok {
 				t.Fatalf("prop p missing: %+v", n.Props)
 			}
-			if got := plain(*got); !reflect.DeepEqual(got, tt.want) {
+			if got := plain(*got); !cmp.Equal(got, tt.want) {
 				t.Errorf("got %#v, want %#v", got, tt.want)
 			}
 		})
@@ -252,7 +253,7 @@ func TestParseComments(t *testing.T) {
 		{"content keeps trailing comments", content, nil},
 	}
 	for _, c := range checks {
-		if got := markers(c.n); !reflect.DeepEqual(got, c.want) {
+		if got := markers(c.n); !cmp.Equal(got, c.want) {
 			t.Errorf("%s: markers %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -3,8 +3,9 @@ package plan
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func readExample(t *testing.T, name string) *Node {
@@ -23,7 +24,7 @@ func TestSectionsInDocumentOrder(t *testing.T) {
 		ids = append(ids, s.Str("gumdrop"))
 	}
 	want := []string{"hero", "features", "faq", "testimonials", "cta", "data-table", "form-layout", "empty-state"}
-	if !reflect.DeepEqual(ids, want) {
+	if !cmp.Equal(ids, want) {
 		t.Errorf("Sections = %v, want %v", ids, want)
 	}
 	if th := Theme(root); th == nil || th.Str("mood") != "editorial" {
@@ -50,17 +51,17 @@ func TestSteps(t *testing.T) {
 		got = append(got, phase+"/"+s.Node.Component+":"+s.Node.Str("name"))
 	}
 	want := []string{"Review/Step:audit", "Review/Human:", "Fix/Step:tokens", "Fix/Step:tests", "Fix/Human:", "Fix/Stop:", "Never runs/Step:deploy"}
-	if !reflect.DeepEqual(got, want) {
+	if !cmp.Equal(got, want) {
 		t.Errorf("Steps = %v\nwant %v", got, want)
 	}
 	if p := Persona(root); p != "Senior security engineer who prefers small, reviewable changes" {
 		t.Errorf("Persona(root) = %q", p)
 	}
-	if c := Constraints(root); !reflect.DeepEqual(c, []string{"No new dependencies", "Keep the public API unchanged"}) {
+	if c := Constraints(root); !cmp.Equal(c, []string{"No new dependencies", "Keep the public API unchanged"}) {
 		t.Errorf("Constraints(root) = %q", c)
 	}
 	tokens := Steps(root)[2].Node
-	if Persona(tokens) != "Cryptography reviewer" || !reflect.DeepEqual(Constraints(tokens), []string{"Use crypto/rand only"}) {
+	if Persona(tokens) != "Cryptography reviewer" || !cmp.Equal(Constraints(tokens), []string{"Use crypto/rand only"}) {
 		t.Errorf("step persona %q constraints %q", Persona(tokens), Constraints(tokens))
 	}
 	if tokens.Text != "Replace the session token generator with 32 random bytes." {

@@ -10,9 +10,9 @@
 // On Linux every program runs under a supervisor: ralph's own binary
 // re-executed (/proc/self/exe, so an upgraded or deleted binary still
 // works) with argv[0] "ralph-supervisor" and RALPH_PROC_SUPERVISOR set to
-// ralph's pid. This package's init recognises that and supervises instead
-// of running main, so any binary linking proc, test binaries included, can
-// be one. The supervisor leads a new session and group (Setsid) and has a
+// ralph's pid. RunSupervisor, which ralph's main calls first, recognises
+// that and supervises instead of running main; a binary that never calls
+// it (a test binary whose TestMain does not) runs programs directly. The supervisor leads a new session and group (Setsid) and has a
 // parent-death signal (Pdeathsig SIGTERM); it runs the program in its own
 // group with the same standard streams and exits with the program's status
 // (or dies by the same signal). Ralph signals the group, so the program

@@ -209,3 +209,29 @@ func TestParentDeathEndsGroup(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A program is run under a supervisor only once the binary said it can be
+// one (RunSupervisor, which TestMain calls): before that, its parent is
+// this process, not a re-executed copy of it.
+func TestRunSupervisedOnlyAfterRunSupervisor(t *testing.T) {
+	parent := func() int {
+		t.Helper()
+		var line string
+		if _, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID"}, OnLine: func(l string) { line = l }}); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(line)
+		if err != nil {
+			t.Fatalf("sh printed %q", line)
+		}
+		return pid
+	}
+	if got := parent(); got == os.Getpid() {
+		t.Errorf("after RunSupervisor the program's parent is the test binary itself, want a supervisor")
+	}
+	canSupervise.Store(false)
+	defer canSupervise.Store(true)
+	if got := parent(); got != os.Getpid() {
+		t.Errorf("before RunSupervisor the program's parent is %d, want the test binary %d", got, os.Getpid())
+	}
+}

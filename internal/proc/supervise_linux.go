@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -21,10 +22,19 @@ const (
 // and SIGKILL when its parent has died.
 const reapGrace = 300 * time.Millisecond
 
-// Any binary that links this package can act as a supervisor: its init
-// recognises the re-executed binary before main (or a test's TestMain)
-// runs.
-func init() {
+// canSupervise is set by RunSupervisor: this binary, re-executed, acts as
+// a supervisor instead of running its main.
+var canSupervise atomic.Bool
+
+// RunSupervisor acts as a supervisor and exits with the program's status
+// when Run started this process as one (argv[0] is "ralph-supervisor" and
+// RALPH_PROC_SUPERVISOR is set). Otherwise it returns at once, and from
+// then on Run starts programs under a supervisor: this binary re-executed.
+// A binary that runs programs through Run calls it first thing in main, a
+// test binary in TestMain; without the call, Run starts programs directly
+// in their own group, which a ralph killed outright leaves behind.
+func RunSupervisor() {
+	canSupervise.Store(true)
 	parent, ok := os.LookupEnv(supervisorEnv)
 	if !ok || len(os.Args) < 3 || os.Args[0] != supervisorArg0 {
 		return
@@ -35,8 +45,12 @@ func init() {
 
 // command returns the command that runs path (named argv[0], with
 // argv[1:]) under a supervisor: this binary re-executed, leading a new
-// session and process group, with a parent-death signal.
+// session and process group, with a parent-death signal. Before
+// RunSupervisor was called it is directCommand's.
 func command(path string, argv, env []string) *exec.Cmd {
+	if !canSupervise.Load() {
+		return directCommand(path, argv, env)
+	}
 	args := append([]string{supervisorArg0, path}, argv...)
 	return &exec.Cmd{
 		Path: "/proc/self/exe",

@@ -1,9 +1,11 @@
 package recipe
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // A ParseError is a malformed recipe file: the file, the 1-based line (0
@@ -84,73 +86,115 @@ func splitFrontMatter(text string) (*frontMatter, string, error) {
 	return fm, body, nil
 }
 
-// parseFields parses the lines of a front matter block; first is the line
-// number of lines[0].
+// parseFields parses the lines of a front matter block, a YAML mapping;
+// first is the line number of lines[0].
 func parseFields(lines []string, first int) (*frontMatter, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(lines, "\n")), &doc); err != nil {
+		return nil, yamlError(lines, first, err)
+	}
 	fm := &frontMatter{}
+	if doc.Kind == 0 {
+		return fm, nil // only blank lines and comments
+	}
+	root := doc.Content[0]
+	at := func(n *yaml.Node) int { return first + n.Line - 1 }
+	if root.Kind != yaml.MappingNode {
+		return nil, &ParseError{Line: at(root), Msg: "want key: value lines"}
+	}
 	seen := map[string]int{}
-	var open *field // a key with an empty value, collecting "- item" lines
-	for i, raw := range lines {
-		n := first + i
-		trimmed := strings.TrimSpace(raw)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			continue
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		n := at(k)
+		if k.Kind != yaml.ScalarNode || !validKey(k.Value) {
+			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("bad key %q: use letters, digits, - and _", keyText(lines, first, k))}
 		}
-		if trimmed == "-" || strings.HasPrefix(trimmed, "- ") || strings.HasPrefix(trimmed, "-\t") {
-			if open == nil {
-				return nil, &ParseError{Line: n, Msg: "list item outside a list: put it under a key with no value (key:)"}
+		if prev, dup := seen[k.Value]; dup {
+			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("duplicate key %q (first on line %d)", k.Value, prev)}
+		}
+		seen[k.Value] = n
+		f := field{key: k.Value, line: n}
+		switch v = deref(v); v.Kind {
+		case yaml.ScalarNode:
+			f.value = scalar(v)
+		case yaml.SequenceNode:
+			f.list, f.isList = []string{}, true
+			for _, item := range v.Content {
+				item = deref(item)
+				if item.Kind != yaml.ScalarNode {
+					return nil, &ParseError{Line: at(item), Msg: fmt.Sprintf("list item of %s is not a single value", k.Value)}
+				}
+				s := scalar(item)
+				if s == "" {
+					return nil, &ParseError{Line: at(item), Msg: "empty list item"}
+				}
+				f.list = append(f.list, s)
 			}
-			item, err := unquote(strings.TrimSpace(trimmed[1:]))
-			if err != nil {
-				return nil, &ParseError{Line: n, Msg: err.Error()}
-			}
-			if item == "" {
-				return nil, &ParseError{Line: n, Msg: "empty list item"}
-			}
-			open.list = append(open.list, item)
-			open.isList = true
-			continue
-		}
-		if raw[0] == ' ' || raw[0] == '\t' {
-			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("unexpected indented line %q: only list items (- item) may be indented", trimmed)}
-		}
-		key, value, ok := strings.Cut(raw, ":")
-		if !ok {
-			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("want key: value, have %q", trimmed)}
-		}
-		key = strings.TrimSpace(key)
-		if !validKey(key) {
-			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("bad key %q: use letters, digits, - and _", key)}
-		}
-		if prev, dup := seen[key]; dup {
-			return nil, &ParseError{Line: n, Msg: fmt.Sprintf("duplicate key %q (first on line %d)", key, prev)}
-		}
-		seen[key] = n
-		f := field{key: key, line: n}
-		value = strings.TrimSpace(value)
-		switch {
-		case value == "":
-			// A block list may follow.
-		case strings.HasPrefix(value, "["):
-			items, err := parseInlineList(value)
-			if err != nil {
-				return nil, &ParseError{Line: n, Msg: err.Error()}
-			}
-			f.list, f.isList = items, true
 		default:
-			v, err := unquote(value)
-			if err != nil {
-				return nil, &ParseError{Line: n, Msg: err.Error()}
-			}
-			f.value = v
+			f.value = "" // a nested mapping: no key ralph reads takes one
+			f.isList = true
 		}
 		fm.fields = append(fm.fields, f)
-		open = nil
-		if value == "" {
-			open = &fm.fields[len(fm.fields)-1]
-		}
 	}
 	return fm, nil
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar is a scalar node's text; a null (an empty value, ~ or null) is "".
+func scalar(n *yaml.Node) string {
+	if n.ShortTag() == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+// keyText is the key as written on its line, for an error message.
+func keyText(lines []string, first int, k *yaml.Node) string {
+	if k.Kind == yaml.ScalarNode {
+		return k.Value
+	}
+	if i := k.Line - 1; i >= 0 && i < len(lines) {
+		key, _, _ := strings.Cut(lines[i], ":")
+		return strings.TrimSpace(key)
+	}
+	return ""
+}
+
+// yamlError turns a YAML syntax error into a ParseError on the line where
+// the block stops being YAML. The YAML parser names the line where the
+// construct it was reading began, or no line at all, so the line is found
+// as the first one that the longest well-formed prefix of the block cannot
+// take.
+func yamlError(lines []string, first int, err error) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if _, m, ok := strings.Cut(rest, ": "); ok {
+			msg = m
+		}
+	}
+	ok := 0 // lines[:ok] parses
+	for k := 1; k < len(lines); k++ {
+		var n yaml.Node
+		if yaml.Unmarshal([]byte(strings.Join(lines[:k], "\n")), &n) == nil {
+			ok = k
+		}
+	}
+	if ok < len(lines) {
+		msg = fmt.Sprintf("%s in %q", msg, strings.TrimSpace(lines[ok]))
+	}
+	return &ParseError{Line: first + ok, Msg: msg}
 }
 
 func validKey(k string) bool {
@@ -165,91 +209,4 @@ func validKey(k string) bool {
 		}
 	}
 	return true
-}
-
-// parseInlineList parses [a, "b, c", 'd'] into its items.
-func parseInlineList(s string) ([]string, error) {
-	if !strings.HasSuffix(s, "]") {
-		return nil, fmt.Errorf("inline list %q is not closed with ]", s)
-	}
-	inner := strings.TrimSpace(s[1 : len(s)-1])
-	if inner == "" {
-		return []string{}, nil
-	}
-	var items []string
-	for len(inner) > 0 {
-		var item string
-		if inner[0] == '"' || inner[0] == '\'' {
-			end := closingQuote(inner)
-			if end < 0 {
-				return nil, fmt.Errorf("unterminated quote in list %q", s)
-			}
-			v, err := unquote(inner[:end+1])
-			if err != nil {
-				return nil, err
-			}
-			item = v
-			inner = strings.TrimSpace(inner[end+1:])
-			if inner != "" && inner[0] != ',' {
-				return nil, fmt.Errorf("want , after %q in list %q", item, s)
-			}
-		} else {
-			raw, _, _ := strings.Cut(inner, ",")
-			item = strings.TrimSpace(raw)
-			if strings.ContainsAny(item, "[]\"'") {
-				return nil, fmt.Errorf("bad list item %q: quote items that hold brackets or quotes", item)
-			}
-			inner = inner[len(raw):]
-		}
-		if item == "" {
-			return nil, fmt.Errorf("empty item in list %q", s)
-		}
-		items = append(items, item)
-		if strings.HasPrefix(inner, ",") {
-			inner = strings.TrimSpace(inner[1:])
-			if inner == "" {
-				return nil, fmt.Errorf("trailing comma in list %q", s)
-			}
-		}
-	}
-	return items, nil
-}
-
-// closingQuote returns the index of the quote that closes the quoted
-// string at the start of s, or -1.
-func closingQuote(s string) int {
-	q := s[0]
-	for i := 1; i < len(s); i++ {
-		switch {
-		case q == '"' && s[i] == '\\':
-			i++
-		case s[i] == q && q == '\'' && i+1 < len(s) && s[i+1] == '\'':
-			i++ // '' is an escaped quote inside single quotes
-		case s[i] == q:
-			return i
-		}
-	}
-	return -1
-}
-
-// unquote strips one level of "double" (Go escapes) or 'single' quotes (two
-// single quotes inside stand for one); a bare value is returned as it is.
-func unquote(v string) (string, error) {
-	if v == "" {
-		return v, nil
-	}
-	switch v[0] {
-	case '"':
-		s, err := strconv.Unquote(v)
-		if err != nil {
-			return "", fmt.Errorf("bad double-quoted value %s", v)
-		}
-		return s, nil
-	case '\'':
-		if len(v) < 2 || v[len(v)-1] != '\'' || closingQuote(v) != len(v)-1 {
-			return "", fmt.Errorf("bad single-quoted value %s", v)
-		}
-		return strings.ReplaceAll(v[1:len(v)-1], "''", "'"), nil
-	}
-	return v, nil
 }

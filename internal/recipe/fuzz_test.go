@@ -1,10 +1,11 @@
 package recipe
 
 import (
-	"reflect"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 )
 
 // FuzzParse checks that Parse never panics, that errors carry a line inside
@@ -38,37 +39,45 @@ func FuzzParse(f *testing.F) {
 		if r.ID != "fuzz" || r.Name == "" {
 			t.Fatalf("parsed recipe has id %q name %q", r.ID, r.Name)
 		}
-		again, err := Parse("fuzz.md", []byte(render(r)))
+		text := render(t, r)
+		again, err := Parse("fuzz.md", []byte(text))
 		if err != nil {
-			t.Fatalf("rendered recipe does not parse: %v\n%s", err, render(r))
+			t.Fatalf("rendered recipe does not parse: %v\n%s", err, text)
 		}
-		if !reflect.DeepEqual(again, r) {
-			t.Fatalf("round trip changed the recipe:\n%#v\n%#v", r, again)
+		if diff := cmp.Diff(r, again); diff != "" {
+			t.Fatalf("round trip changed the recipe (-before +after):\n%s", diff)
 		}
 	})
 }
 
-// render writes r back out as a recipe file with every value quoted.
-func render(r Recipe) string {
-	var b strings.Builder
-	b.WriteString("---\n")
-	b.WriteString("name: " + strconv.Quote(r.Name) + "\n")
+// render writes r back out as a recipe file, its front matter written by
+// the YAML encoder with every value a string.
+func render(t *testing.T, r Recipe) string {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	fm := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(key string, v *yaml.Node) { fm.Content = append(fm.Content, str(key), v) }
+	add("name", str(r.Name))
 	if r.Category != "" {
-		b.WriteString("category: " + strconv.Quote(r.Category) + "\n")
+		add("category", str(r.Category))
 	}
 	list := func(key string, items []string) {
 		if items == nil {
 			return
 		}
-		q := make([]string, len(items))
-		for i, it := range items {
-			q[i] = strconv.Quote(it)
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		if len(items) == 0 {
+			seq.Style = yaml.FlowStyle
 		}
-		b.WriteString(key + ": [" + strings.Join(q, ", ") + "]\n")
+		for _, it := range items {
+			seq.Content = append(seq.Content, str(it))
+		}
+		add(key, seq)
 	}
 	list("components", r.Components)
 	list("variants", r.Variants)
-	b.WriteString("---\n")
-	b.WriteString(r.Body)
-	return b.String()
+	out, err := yaml.Marshal(fm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "---\n" + string(out) + "---\n" + r.Body
 }

@@ -15,18 +15,21 @@
 //	Markdown body: Layout, Components, Variants, Responsive behaviour,
 //	Accessibility, Common mistakes.
 //
-// The front matter grammar, one construct per line:
+// The front matter is a YAML mapping (gopkg.in/yaml.v3), written in these
+// forms:
 //
-//	key: value            a scalar; "double" (Go escapes) or 'single' quotes are stripped
+//	key: value            a scalar, plain, "double" or 'single' quoted
 //	key: [a, b, "c, d"]   an inline list
 //	key:                  a key with no value, followed by
 //	  - item              block list items (indentation optional)
-//	# comment             blank lines and lines starting with # are skipped
+//	# comment             a comment, on its own line or after a space
 //
 // Keys are letters, digits, - and _; a key may appear once. The keys ralph
-// reads are name, category, components and variants (each of the last two
-// a list, or a comma-separated scalar); other keys are accepted and
-// ignored. There are no inline comments: "C#" is a value, not "C".
+// reads are name, category (single values), components and variants (each
+// a list of single values, or a comma-separated scalar); other keys are
+// accepted and ignored. A plain value may hold a colon or a # that is not
+// after a space ("Ratio 16:9", "C# guide"); quote one that has ": " or " #".
+// Errors name the line the block stops being YAML on.
 //
 // Recipes are looked up in order in the project (.ralph/recipes/*.md), the
 // user config dir (os.UserConfigDir()/ralph/recipes/*.md) and the library

@@ -2,9 +2,10 @@ package recipe
 
 import (
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParse(t *testing.T) {
@@ -59,6 +60,16 @@ func TestParse(t *testing.T) {
 			want: Recipe{Name: "Hero", Body: "x"},
 		},
 		{
+			name: "continued plain value, trailing comma in an inline list",
+			in:   "---\nname: Hero\n  section\nvariants: [a, b,]\n---\n",
+			want: Recipe{Name: "Hero section", Variants: []string{"a", "b"}},
+		},
+		{
+			name: "a null value is empty; an alias is followed",
+			in:   "---\nname: Hero\ncategory: ~\nvariants: &v [a]\ncomponents: *v\n---\n",
+			want: Recipe{Name: "Hero", Components: []string{"a"}, Variants: []string{"a"}},
+		},
+		{
 			name: "empty key then next key",
 			in:   "---\nname: Hero\ncomponents:\nvariants: [a]\n---\n",
 			want: Recipe{Name: "Hero", Variants: []string{"a"}},
@@ -71,7 +82,7 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse: %v", err)
 			}
 			tt.want.ID = "hero"
-			if !reflect.DeepEqual(got, tt.want) {
+			if !cmp.Equal(got, tt.want) {
 				t.Errorf("Parse =\n%#v\nwant\n%#v", got, tt.want)
 			}
 		})
@@ -87,16 +98,20 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"no front matter", "x.md", "# Hero\n", "x.md:1: missing front matter: the first line must be ---"},
 		{"not closed", "x.md", "---\nname: a\n", "x.md:1: front matter is not closed: no line --- after the opening one"},
-		{"no colon", "x.md", "---\nname: a\njust words\n---\n", `x.md:3: want key: value, have "just words"`},
+		{"no colon", "x.md", "---\nname: a\njust words\n---\n", `x.md:3: could not find expected ':' in "just words"`},
 		{"bad key", "x.md", "---\nname: a\nbad key: b\n---\n", `x.md:3: bad key "bad key": use letters, digits, - and _`},
+		{"key not a scalar", "x.md", "---\nname: a\n[x]: b\n---\n", `x.md:3: bad key "[x]": use letters, digits, - and _`},
 		{"duplicate key", "x.md", "---\nname: a\nname: b\n---\n", `x.md:3: duplicate key "name" (first on line 2)`},
-		{"stray item", "x.md", "---\nname: a\n- b\n---\n", "x.md:3: list item outside a list: put it under a key with no value (key:)"},
+		{"stray item", "x.md", "---\nname: a\n- b\n---\n", `x.md:3: did not find expected key in "- b"`},
 		{"empty item", "x.md", "---\nname: a\nvariants:\n  -\n---\n", "x.md:4: empty list item"},
-		{"indented text", "x.md", "---\nname: a\n  more\n---\n", `x.md:3: unexpected indented line "more": only list items (- item) may be indented`},
-		{"unclosed list", "x.md", "---\nname: a\nvariants: [a, b\n---\n", `x.md:3: inline list "[a, b" is not closed with ]`},
-		{"trailing comma", "x.md", "---\nname: a\nvariants: [a,]\n---\n", `x.md:3: trailing comma in list "[a,]"`},
-		{"empty list item", "x.md", "---\nname: a\nvariants: [a,,b]\n---\n", `x.md:3: empty item in list "[a,,b]"`},
-		{"bad quote", "x.md", "---\nname: \"abc\n---\n", `x.md:2: bad double-quoted value "abc`},
+		{"nested item", "x.md", "---\nname: a\nvariants:\n  - a\n  - [b]\n---\n", "x.md:5: list item of variants is not a single value"},
+		{"not a mapping", "x.md", "---\n# about\njust words\n---\n", "x.md:3: want key: value lines"},
+		{"unclosed list", "x.md", "---\nname: a\nvariants: [a, b\n---\n", `x.md:3: did not find expected ',' or ']' in "variants: [a, b"`},
+		{"empty list item", "x.md", "---\nname: a\nvariants: [a,,b]\n---\n", `x.md:3: did not find expected node content in "variants: [a,,b]"`},
+		{"bad quote", "x.md", "---\nname: \"abc\n---\n", `x.md:2: found unexpected end of stream in "name: \"abc"`},
+		{"colon and space in a plain value", "x.md", "---\nname: Hero: big\n---\n", `x.md:2: mapping values are not allowed in this context in "name: Hero: big"`},
+		{"error after a multi-line list", "x.md", "---\nname: a\nvariants: [a,\n  b]\ncategory: x\n- y\n---\n", `x.md:6: did not find expected key in "- y"`},
+		{"tab indentation", "x.md", "---\nname: a\nvariants:\n\t- b\n---\n", `x.md:4: found character that cannot start any token in "- b"`},
 		{"name is a list", "x.md", "---\nname: [a]\n---\n", "x.md:2: name must be a single value, not a list"},
 		{"no name", "x.md", "---\ncategory: a\n---\n", "x.md:1: front matter has no name"},
 		{"bad id", "dir/My Hero.md", "---\nname: a\n---\n", `dir/My Hero.md: bad recipe id "My Hero": name the file with lowercase words and digits joined by dashes, like multi-step-wizard.md`},

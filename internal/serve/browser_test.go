@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 )
 
 // The browser tests drive the real binary: ralph serve in one process,
@@ -35,6 +36,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if ralphBin != "" {
 		_ = os.RemoveAll(filepath.Dir(ralphBin))
+	}
+	if code == 0 {
+		// No test may leave a goroutine running (goleak.VerifyTestMain,
+		// with the binary's clean-up before the check).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
@@ -392,7 +401,7 @@ func TestBrowserApproveResumesTheRun(t *testing.T) {
 	if err := json.Unmarshal(statusOut, &cli); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(api, cli) {
+	if !cmp.Equal(api, cli) {
 		t.Errorf("GET /api/status differs from ralph status --json:\n%v\n%v", api, cli)
 	}
 }

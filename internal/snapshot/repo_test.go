@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -36,6 +38,14 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(home)
+	if code == 0 {
+		// No test may leave a goroutine running (goleak.VerifyTestMain,
+		// with the binary's clean-up before the check).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -36,7 +36,7 @@ const WalkEnv = "RALPH_STALL_WALK"
 // directories are never walked.
 //
 // In a git working tree on Linux a Tracker walks the tree once, then watches
-// its directories with inotify and, on each Hash, rereads only the paths the
+// its directories (fsnotify over inotify) and, on each Hash, rereads only the paths the
 // kernel reported changed; git is asked about new paths only (are they
 // ignored?). Its hash is an order-independent sum of per-file hashes, so it
 // differs from TreeHash's value, but it changes exactly when TreeHash over
@@ -218,7 +218,7 @@ func (t *Tracker) watchHash(ctx context.Context) (string, error) {
 		}
 		return t.sum.String(), nil
 	}
-	changed, rescan, err := t.w.drain()
+	changed, rescan, err := t.w.drain(ctx)
 	if err != nil {
 		return "", err
 	}

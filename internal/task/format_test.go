@@ -5,9 +5,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // vibrant is the VIBRANT ENERGY task of seed 002 §5.
@@ -46,7 +47,7 @@ func TestFormatSeedLayout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse(testdata/vibrant.md): %v", err)
 	}
-	if !reflect.DeepEqual(back, vibrant()) {
+	if !cmp.Equal(back, vibrant()) {
 		t.Errorf("Parse(testdata/vibrant.md) = %#v\nwant %#v", back, vibrant())
 	}
 }
@@ -73,7 +74,7 @@ func TestTemplateIsValidTaskMD(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse(template): %v\n%s", err, src)
 	}
-	if !reflect.DeepEqual(back, tmpl) {
+	if !cmp.Equal(back, tmpl) {
 		t.Errorf("Parse(Format(template)) = %#v\nwant %#v", back, tmpl)
 	}
 	if back.Route() != Mutation {
@@ -101,7 +102,7 @@ func TestParseSeedTemplate(t *testing.T) {
 		AffectedFiles: []string{`src\App.tsx`, "b.tsx", "c,d.tsx"},
 		Original:      "refine ad copy!\nadd 2 more drinks.",
 	}
-	if !reflect.DeepEqual(got, want) {
+	if !cmp.Equal(got, want) {
 		t.Errorf("Parse(seed template) = %#v\nwant %#v", got, want)
 	}
 }
@@ -135,7 +136,7 @@ func checkRoundTrip(t *testing.T, tk Task) {
 	if err != nil {
 		t.Fatalf("Parse(Format(t)): %v\n--- task.md ---\n%s", err, src)
 	}
-	if !reflect.DeepEqual(got, tk) {
+	if !cmp.Equal(got, tk) {
 		t.Fatalf("Parse(Format(t)) = %#v\nwant %#v\n--- task.md ---\n%s", got, tk, src)
 	}
 }
@@ -257,7 +258,7 @@ func TestParseTolerates(t *testing.T) {
 	}
 	want := Task{Title: "Title", Type: Bugfix, Previous: "none", Counter: 4,
 		Requirements: []Requirement{{Fix, "it"}, {Open, ""}}, Original: "hi\nthere"}
-	if !reflect.DeepEqual(got, want) {
+	if !cmp.Equal(got, want) {
 		t.Errorf("Parse = %#v\nwant %#v", got, want)
 	}
 }

@@ -2,8 +2,9 @@ package task
 
 import (
 	"bytes"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse. It must never panic, and any
@@ -29,7 +30,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Format(Parse(src))): %v\n--- src ---\n%q\n--- formatted ---\n%q", err, src, out)
 		}
-		if !reflect.DeepEqual(back, tk) {
+		if !cmp.Equal(back, tk) {
 			t.Fatalf("round trip changed the task:\n got %#v\nwant %#v\n--- formatted ---\n%q", back, tk, out)
 		}
 		if again := Format(back); !bytes.Equal(again, out) {
@@ -62,7 +63,7 @@ func FuzzFormat(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Format(t)): %v\n%q", err, src)
 		}
-		if !reflect.DeepEqual(got, tk) {
+		if !cmp.Equal(got, tk) {
 			t.Fatalf("Parse(Format(t)) = %#v\nwant %#v\n%q", got, tk, src)
 		}
 	})

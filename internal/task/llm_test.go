@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // script is a fake Model that answers the message found in ralph's prompt
@@ -109,7 +110,7 @@ func TestParserClassifiesThroughModel(t *testing.T) {
 				}
 			}
 			back, err := Parse([]byte(md))
-			if err != nil || !reflect.DeepEqual(back, got) {
+			if err != nil || !cmp.Equal(back, got) {
 				t.Errorf("Parse(task.md) = %+v, %v; want %+v", back, err, got)
 			}
 		})
@@ -124,14 +125,14 @@ func TestParserVibrantEnergy(t *testing.T) {
 	if err != nil || opt.Method != OptionA {
 		t.Fatalf("Parse = %v, %v; want Option A", opt, err)
 	}
-	if !reflect.DeepEqual(got, vibrant()) {
+	if !cmp.Equal(got, vibrant()) {
 		t.Errorf("task = %#v\nwant the seed's %#v", got, vibrant())
 	}
 	var kinds []Kind
 	for _, r := range got.Requirements {
 		kinds = append(kinds, r.Kind)
 	}
-	if want := []Kind{Modify, Fix, Add, Modify}; !reflect.DeepEqual(kinds, want) {
+	if want := []Kind{Modify, Fix, Add, Modify}; !cmp.Equal(kinds, want) {
 		t.Errorf("markers = %v, want %v", kinds, want)
 	}
 
@@ -255,13 +256,13 @@ func TestParserFallsBackToTemplate(t *testing.T) {
 			}
 			want := Template(in.Message, in.Counter, in.Previous)
 			want.Likely = Mutation
-			if !reflect.DeepEqual(got, want) {
+			if !cmp.Equal(got, want) {
 				t.Errorf("task = %#v\nwant the template %#v", got, want)
 			}
 			if got.Route() != Mutation {
 				t.Errorf("Route() = %q, want the local classification %q", got.Route(), Mutation)
 			}
-			if back, err := Parse(Format(got)); err != nil || !reflect.DeepEqual(back, got) {
+			if back, err := Parse(Format(got)); err != nil || !cmp.Equal(back, got) {
 				t.Errorf("template does not round-trip: %v", err)
 			}
 			level := "level=WARN"

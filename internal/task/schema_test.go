@@ -2,9 +2,10 @@ package task
 
 import (
 	"encoding/json"
-	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The exported schema must say what the validator enforces.
@@ -30,10 +31,10 @@ func TestSchemaMatchesValidator(t *testing.T) {
 	if err := json.Unmarshal([]byte(Schema), &s); err != nil {
 		t.Fatalf("Schema is not JSON: %v", err)
 	}
-	if !reflect.DeepEqual(s.Properties.Type.Enum, schemaTypes()) {
+	if !cmp.Equal(s.Properties.Type.Enum, schemaTypes()) {
 		t.Errorf("schema type enum = %v, want %v", s.Properties.Type.Enum, schemaTypes())
 	}
-	if !reflect.DeepEqual(s.Properties.Requirements.Items.Properties.Marker.Enum, schemaKinds()) {
+	if !cmp.Equal(s.Properties.Requirements.Items.Properties.Marker.Enum, schemaKinds()) {
 		t.Errorf("schema marker enum = %v, want %v", s.Properties.Requirements.Items.Properties.Marker.Enum, schemaKinds())
 	}
 	if !slices.Equal(s.Required, []string{"type", "title", "requirements"}) {
@@ -73,7 +74,7 @@ func TestDecodeAnswer(t *testing.T) {
 	}
 	want := answer{Type: Mutation, Title: "T", Requirements: []Requirement{{Remove, "old banner"}},
 		Preserve: []string{"footer"}, AffectedFiles: []string{"a.tsx", "b.tsx"}}
-	if !reflect.DeepEqual(a, want) {
+	if !cmp.Equal(a, want) {
 		t.Errorf("decodeAnswer = %#v, want %#v", a, want)
 	}
 

@@ -7,9 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
@@ -214,7 +215,7 @@ func TestRegistries(t *testing.T) {
 		"radius stops":    len(RadiusStops()),
 	}
 	want := map[string]int{"patterns": 11, "moods": 12, "presets": 12, "shadow profiles": 5, "radius stops": 5}
-	if !reflect.DeepEqual(count, want) {
+	if !cmp.Equal(count, want) {
 		t.Errorf("registry sizes %v, want %v", count, want)
 	}
 	if n := len(CuratedFonts()); n < 18 {

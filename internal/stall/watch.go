@@ -1,0 +1,167 @@
+package stall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// barrierTimeout bounds how long drain waits for its own marker event.
+// The kernel delivers it right after the events queued before it, so only
+// a broken watch ever reaches the bound.
+const barrierTimeout = 10 * time.Second
+
+// A watcher watches directories of one tree through fsnotify. Events reach
+// it through fsnotify's reading goroutine, so drain cannot simply take what
+// is queued: it first makes a change of its own in a private directory
+// watched by the same instance and reads events until that change arrives.
+// The kernel reports the events of one instance in order, so every change
+// made in the tree before drain was called has been read by then.
+//
+// It runs on Linux only: elsewhere fsnotify's backends hold a descriptor
+// per file (kqueue) or report changes differently, and a Tracker hashes the
+// whole tree instead.
+type watcher struct {
+	fs      *fsnotify.Watcher
+	root    string          // cleaned absolute or relative root
+	dirs    map[string]bool // watched directories, relative to root
+	marker  string          // the private directory drain writes in
+	markers int             // markers written, to name the next one
+}
+
+func newWatcher(root string) (*watcher, error) {
+	if runtime.GOOS != "linux" {
+		return nil, errors.New("watching the tree is supported on Linux only")
+	}
+	marker, err := os.MkdirTemp("", "ralph-watch-")
+	if err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		os.Remove(marker)
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if err := fw.Add(marker); err != nil {
+		fw.Close()
+		os.Remove(marker)
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	return &watcher{fs: fw, root: filepath.Clean(root), dirs: map[string]bool{}, marker: marker}, nil
+}
+
+func (w *watcher) close() {
+	w.fs.Close()
+	os.RemoveAll(w.marker)
+}
+
+func (w *watcher) abs(rel string) string {
+	return filepath.Join(w.root, filepath.FromSlash(rel))
+}
+
+// add watches the directory rel. It returns an error matching
+// os.ErrNotExist when rel is gone or is no longer a directory.
+func (w *watcher) add(rel string) error {
+	abs := w.abs(rel)
+	if err := w.fs.Add(abs); err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+			return os.ErrNotExist
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("watch %s: the inotify watch limit (fs.inotify.max_user_watches) is reached", rel)
+		}
+		return fmt.Errorf("watch %s: %w", rel, err)
+	}
+	// fsnotify follows symbolic links and watches files too: a path that
+	// became either since it was listed is not a directory of the tree.
+	if info, err := os.Lstat(abs); err != nil || !info.IsDir() {
+		w.fs.Remove(abs)
+		return os.ErrNotExist
+	}
+	w.dirs[rel] = true
+	return nil
+}
+
+// watching reports whether rel is a watched directory.
+func (w *watcher) watching(rel string) bool {
+	return w.dirs[rel]
+}
+
+// removeTree stops watching rel and every directory under it.
+func (w *watcher) removeTree(rel string) {
+	prefix := rel + "/"
+	for d := range w.dirs {
+		if d == rel || strings.HasPrefix(d, prefix) {
+			w.fs.Remove(w.abs(d)) // fsnotify dropped it already when it was moved or deleted
+			delete(w.dirs, d)
+		}
+	}
+}
+
+// drain returns the paths (relative to the root) of every change reported
+// since the last drain. rescan is true when events were lost (the queue
+// overflowed) or the root itself went away; the watcher is then to be
+// replaced, and the events after the loss are left unread.
+func (w *watcher) drain(ctx context.Context) (changed map[string]bool, rescan bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	w.markers++
+	mark := filepath.Join(w.marker, strconv.Itoa(w.markers))
+	if err := os.WriteFile(mark, nil, 0o600); err != nil {
+		return nil, false, fmt.Errorf("watch: %w", err)
+	}
+	if err := os.Remove(mark); err != nil {
+		return nil, false, fmt.Errorf("watch: %w", err)
+	}
+	timeout := time.NewTimer(barrierTimeout)
+	defer timeout.Stop()
+	changed = map[string]bool{}
+	for {
+		select {
+		case ev, ok := <-w.fs.Events:
+			if !ok {
+				return nil, false, errors.New("watch: closed")
+			}
+			if ev.Name == mark && ev.Has(fsnotify.Remove) {
+				return changed, false, nil
+			}
+			if ev.Name == w.marker || strings.HasPrefix(ev.Name, w.marker+string(filepath.Separator)) {
+				continue
+			}
+			if ev.Name == w.root {
+				// The root itself has no parent watched to report it.
+				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+					return nil, true, nil
+				}
+				continue
+			}
+			rel, ok := strings.CutPrefix(ev.Name, w.root+string(filepath.Separator))
+			if !ok {
+				continue
+			}
+			changed[filepath.ToSlash(rel)] = true
+		case err, ok := <-w.fs.Errors:
+			if !ok {
+				return nil, false, errors.New("watch: closed")
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				return nil, true, nil
+			}
+			return nil, false, fmt.Errorf("read file events: %w", err)
+		case <-timeout.C:
+			return nil, false, errors.New("watch: no event arrived for a change the watcher made itself")
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+}
