@@ -79,16 +79,18 @@ type Options struct {
 
 // Server serves one workspace's dashboard.
 type Server struct {
-	opt    Options
-	ws     *workspace.Workspace
-	pages  map[string]*template.Template
-	scrub  *Scrubber
-	hub    *hub
-	cop    *http.CrossOriginProtection
-	log    *slog.Logger
-	mu     sync.Mutex
-	st     *store.Store
-	closed bool
+	opt   Options
+	ws    *workspace.Workspace
+	pages map[string]*template.Template
+	scrub *Scrubber
+	hub   *hub
+	// replays holds a slot for each stream reading a page of backlog.
+	replays chan struct{}
+	cop     *http.CrossOriginProtection
+	log     *slog.Logger
+	mu      sync.Mutex
+	st      *store.Store
+	closed  bool
 	// lastRuns is the remote's runs as last published, as JSON.
 	lastRuns string
 }
@@ -141,13 +143,14 @@ func New(opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opt:   opt,
-		ws:    opt.Workspace,
-		pages: pages,
-		scrub: NewScrubber(opt.Secrets),
-		hub:   newHub(),
-		cop:   http.NewCrossOriginProtection(),
-		log:   opt.Logger.With("component", "serve"),
+		opt:     opt,
+		ws:      opt.Workspace,
+		pages:   pages,
+		scrub:   NewScrubber(opt.Secrets),
+		hub:     newHub(),
+		replays: make(chan struct{}, maxReplays),
+		cop:     http.NewCrossOriginProtection(),
+		log:     opt.Logger.With("component", "serve"),
 	}
 	return s, nil
 }
