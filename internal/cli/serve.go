@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -77,7 +78,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		Token:     token,
 		Loopback:  serve.IsLoopback(ln.Addr().String()),
 		Remote:    remote,
-		Secrets:   serve.Secrets(os.Environ(), ws.Root),
+		Secrets:   secrets.Values(os.Environ(), ws.Root),
 		Logger:    g.Logger,
 		Specs: func(ctx context.Context) ([]serve.SpecRow, error) {
 			layout, err := specsLayout(g, ws, cfg, "")

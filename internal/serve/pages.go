@@ -222,7 +222,7 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 		return d, err
 	}
 	for _, e := range evs {
-		d.Recent = append(d.Recent, eventView(e))
+		d.Recent = append(d.Recent, s.eventView(e))
 	}
 	return d, nil
 }
@@ -316,7 +316,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, e := range evs {
-			d.Events = append(d.Events, eventView(e))
+			d.Events = append(d.Events, s.eventView(e))
 		}
 		if len(evs) == q.Limit {
 			d.Older = evs[len(evs)-1].ID

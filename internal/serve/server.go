@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -69,7 +70,7 @@ type Options struct {
 	Remote Remote
 	// RemotePoll is how often Remote is asked for its runs; 0 means 1s.
 	RemotePoll time.Duration
-	// Secrets are values never to show (see Secrets).
+	// Secrets are values never to show (see secrets.Values).
 	Secrets []string
 	// Poll is how often the store is checked for changes; 0 means 100ms.
 	Poll time.Duration
@@ -82,7 +83,7 @@ type Server struct {
 	opt   Options
 	ws    *workspace.Workspace
 	pages map[string]*template.Template
-	scrub *Scrubber
+	scrub *secrets.Scrubber
 	hub   *hub
 	// replays holds a slot for each stream reading a page of backlog.
 	replays chan struct{}
@@ -146,7 +147,7 @@ func New(opt Options) (*Server, error) {
 		opt:     opt,
 		ws:      opt.Workspace,
 		pages:   pages,
-		scrub:   NewScrubber(opt.Secrets),
+		scrub:   secrets.New(opt.Secrets),
 		hub:     newHub(),
 		replays: make(chan struct{}, maxReplays),
 		cop:     http.NewCrossOriginProtection(),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -469,11 +470,11 @@ func TestSecretsNeverAppear(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ralph.toml"), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	secrets := Secrets([]string{"MY_LLM_KEY_VAR=" + envKey, "HOME=/home/me", "GITHUB_TOKEN=short"}, dir)
-	if len(secrets) != 2 {
-		t.Fatalf("Secrets = %q, want the env key and the toml password", secrets)
+	vals := secrets.Values([]string{"MY_LLM_KEY_VAR=" + envKey, "HOME=/home/me", "GITHUB_TOKEN=short"}, dir)
+	if len(vals) != 2 {
+		t.Fatalf("Values = %q, want the env key and the toml password", vals)
 	}
-	f := newFixture(t, fixtureOpt{secrets: secrets})
+	f := newFixture(t, fixtureOpt{secrets: vals})
 	leak := "key " + envKey + " pw " + tomlKey + " and " + shaped + " <&>" + envKey
 	f.event(store.Event{Kind: "text", Text: leak})
 	f.event(store.Event{Kind: "tool_call", Tool: "shell", Data: `{"argv":["curl","-H","x-api-key: ` + envKey + `"]}`})
@@ -495,8 +496,8 @@ func TestSecretsNeverAppear(t *testing.T) {
 				t.Errorf("GET %s shows the secret %q", p, s)
 			}
 		}
-		if !strings.Contains(body, redacted) && p != "/fragment/overview" {
-			t.Errorf("GET %s shows no %s where a secret was", p, redacted)
+		if !strings.Contains(body, secrets.Redacted) && p != "/fragment/overview" {
+			t.Errorf("GET %s shows no %s where a secret was", p, secrets.Redacted)
 		}
 	}
 	// The live stream too.
@@ -745,6 +746,50 @@ func TestSpecLogs(t *testing.T) {
 	} {
 		if code, _, _ := f.do("GET", bad, ""); code != 404 {
 			t.Errorf("GET %s = %d, want 404", bad, code)
+		}
+	}
+}
+
+// A key exported only in the run's environment: the run's store scrubs
+// it as events enter, so no page of a dashboard that never knew the key
+// shows it.
+func TestSecretsOfTheRunNeverReachAPage(t *testing.T) {
+	const key = "only-in-the-run-Hq4Lz7Pw"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	f := newFixture(t, fixtureOpt{}) // the store opens in the run's environment
+	f.event(store.Event{Kind: "tool_result", Text: "env says ANTHROPIC_API_KEY=" + key})
+	f.event(store.Event{Kind: "tool_call", Tool: "shell", Data: `{"argv":["curl","-H","x-api-key: ` + key + `"]}`})
+	_ = f.st.AddGateResults(context.Background(), []store.GateResult{{TaskID: f.task, Iteration: 3, Gate: "tests", Status: "fail", Message: "the test printed " + key}})
+	var raw string
+	if err := f.st.DB().QueryRow(`SELECT group_concat(text || tool || data, ' ') FROM events`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, key) || !strings.Contains(raw, secrets.Redacted) {
+		t.Errorf("the store holds the key: %s", raw)
+	}
+	for _, p := range []string{"/", "/events", "/events?q=curl", "/gates", "/fragment/overview", "/api/status", "/api/events"} {
+		_, body, _ := f.do("GET", p, "")
+		if strings.Contains(body, key) {
+			t.Errorf("GET %s shows the run's key", p)
+		}
+	}
+}
+
+// A key cut short by a page's one-line summary is scrubbed before it is
+// cut, so not even its head shows.
+func TestSecretsAreScrubbedBeforeTheyAreCut(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	token := "ghp_" + strings.Repeat("Ab3", 12) // 40 characters
+	text := strings.Repeat("x", 174) + " " + token + " tail"
+	// Written as an older ralph wrote it, unscrubbed.
+	if _, err := f.st.DB().Exec(`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, 2, ?, 'agent', 'text', '', ?, '')`,
+		f.task, time.Now().UTC().Format(time.RFC3339Nano), text); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/events"} {
+		_, body, _ := f.do("GET", p, "")
+		if strings.Contains(body, "ghp_Ab3Ab3") {
+			t.Errorf("GET %s shows the head of a cut token", p)
 		}
 	}
 }

@@ -264,7 +264,7 @@ func (s *Server) writeEventMessage(buf *bytes.Buffer, e store.Event, withHTML bo
 	se := streamEvent{Event: e}
 	if withHTML {
 		var b strings.Builder
-		if err := s.pages["overview"].ExecuteTemplate(&b, "event", eventView(e)); err == nil {
+		if err := s.pages["overview"].ExecuteTemplate(&b, "event", s.eventView(e)); err == nil {
 			se.HTML = b.String()
 		}
 	}

@@ -111,7 +111,10 @@ type eventRow struct {
 	ResetAt time.Time
 }
 
-func eventView(e store.Event) eventRow {
+// eventView returns e as the pages show it, scrubbed of secrets before
+// any of it is cut short (a key cut short no longer matches).
+func (s *Server) eventView(e store.Event) eventRow {
+	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
 	row := eventRow{Event: e, Harness: e.Source == store.SourceHarness}
 	if e.Data != "" && json.Valid([]byte(e.Data)) {
 		var b bytes.Buffer

@@ -29,11 +29,13 @@ const (
 	SourceHarness = "harness"
 )
 
-// AddEvent appends an event to the stream.
+// AddEvent appends an event to the stream, with the secrets of this
+// process's environment and the well-known key shapes scrubbed from it.
 func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 	if e.Source == "" {
 		e.Source = SourceAgent
 	}
+	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
 	res, err := s.db.ExecContext(ctx,
 		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.TaskID, e.Iteration, s.stamp(), e.Source, e.Kind, e.Tool, e.Text, e.Data)

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/ralph-harness/ralph/internal/secrets"
 )
 
 //go:embed migrations/*.sql
@@ -31,6 +33,9 @@ var migrations embed.FS
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+	// scrub removes the secrets of this process's environment from what
+	// the store records of the agent's and the gates' output.
+	scrub *secrets.Scrubber
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -48,7 +53,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, now: time.Now}
+	s := &Store{db: db, now: time.Now, scrub: secrets.ForProcess("")}
 	// Switching a new database to WAL, or recovering a WAL another
 	// process left, can report SQLITE_BUSY without waiting on the busy
 	// handler; such a moment passes, so retry it for a while.
