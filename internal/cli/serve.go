@@ -65,6 +65,10 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	if err != nil {
 		return err
 	}
+	tokenFile := o.TokenFile
+	if tokenFile == "" {
+		tokenFile = ws.Path(serve.TokenFile)
+	}
 	token, err := serveToken(ws, o.TokenFile)
 	if err != nil {
 		return err
@@ -76,6 +80,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	srv, err := serve.New(serve.Options{
 		Workspace: ws,
 		Token:     token,
+		TokenFile: tokenFile,
 		Loopback:  serve.IsLoopback(ln.Addr().String()),
 		Remote:    remote,
 		Secrets:   secrets.Values(os.Environ(), ws.Root),

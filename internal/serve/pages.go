@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -521,15 +524,57 @@ func privateFile(path string) bool {
 		rest == workspace.Logs || strings.HasPrefix(rest, workspace.Logs+"/")
 }
 
+// showable reports whether the file view may show path (slash-separated,
+// relative to the workspace): never a path out of the tree, git's own
+// files, ralph's private files or the access token's file wherever it
+// lives; files that usually hold secrets (.env, keys) only to a request
+// that carries the token.
+func (s *Server) showable(r *http.Request, path string) bool {
+	if path == "" || !fs.ValidPath(path) || path == "." || privateFile(path) {
+		return false
+	}
+	for _, part := range strings.Split(path, "/") {
+		if strings.EqualFold(part, ".git") {
+			return false
+		}
+	}
+	if s.opt.TokenFile != "" && sameFile(filepath.Join(s.ws.Root, filepath.FromSlash(path)), s.opt.TokenFile) {
+		return false
+	}
+	return authed(r) || !secrets.IsFile(path)
+}
+
+// sameFile reports whether a and b name the same file, through links.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
+}
+
 func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	path := r.URL.Query().Get("path")
-	if path == "" || privateFile(path) {
+	if !s.showable(r, path) {
 		s.htmlError(w, r, http.StatusNotFound, "no such file in the diff")
 		return
 	}
 	repo, snap, ok := s.snapshotFor(w, r, false)
 	if !ok {
+		return
+	}
+	// Only a file the snapshot and the working tree differ in, as the
+	// snapshot store sees the tree (what git ignores and ralph's private
+	// files are not part of it).
+	changes, err := repo.Diff(ctx, snap.Name)
+	if err != nil {
+		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if !slices.ContainsFunc(changes, func(c snapshot.FileChange) bool { return c.Path == path }) {
+		s.htmlError(w, r, http.StatusNotFound, "no such file in the diff")
 		return
 	}
 	old, err := repo.ReadFile(ctx, snap.Name, path)

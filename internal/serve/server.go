@@ -55,6 +55,9 @@ type Options struct {
 	Workspace *workspace.Workspace
 	// Token is the access token; NewToken makes one.
 	Token string
+	// TokenFile is the file the token is kept in, never shown by the
+	// file view wherever it lives.
+	TokenFile string
 	// Loopback is true when the server listens only on a loopback
 	// address: then reads need no token.
 	Loopback bool

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -791,5 +792,42 @@ func TestSecretsAreScrubbedBeforeTheyAreCut(t *testing.T) {
 		if strings.Contains(body, "ghp_Ab3Ab3") {
 			t.Errorf("GET %s shows the head of a cut token", p)
 		}
+	}
+}
+
+// The file view shows only what the snapshot and the working tree differ
+// in: never git's files, the token file wherever it lives, an unchanged
+// file, and a secret-looking file only with the token.
+func TestFileViewShowsOnlyTheDiff(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	tokenFile := filepath.Join(f.ws.Root, "dash.token")
+	f.srv.opt.TokenFile = tokenFile
+	_ = os.WriteFile(filepath.Join(f.ws.Root, "same.txt"), []byte("unchanged\n"), 0o644)
+	saveSnapshot(t, f, "app.txt", "one\n")
+	for name, content := range map[string]string{
+		"dash.token": testToken + "\n", ".env": "DATABASE_PASSWORD=pw-83kq\n", "app.txt": "two\n",
+		"with space.txt": "a b\n", `quote"d.txt`: "q\n",
+	} {
+		_ = os.WriteFile(filepath.Join(f.ws.Root, name), []byte(content), 0o644)
+	}
+	open := func(path string, header ...string) int {
+		code, _, _ := f.do("GET", "/snapshots/task-1-pre/file?path="+url.QueryEscape(path), "", header...)
+		return code
+	}
+	for _, p := range []string{".git/config", ".git/HEAD", "dash.token", "same.txt", ".env", "nowhere.txt"} {
+		if code := open(p); code != 404 {
+			t.Errorf("file view of %s = %d, want 404", p, code)
+		}
+	}
+	if code := open("dash.token", bearer...); code != 404 {
+		t.Errorf("file view of the token file with the token = %d, want 404", code)
+	}
+	for _, p := range []string{"app.txt", "with space.txt", `quote"d.txt`} {
+		if code := open(p); code != 200 {
+			t.Errorf("file view of %s = %d, want 200", p, code)
+		}
+	}
+	if code := open(".env", bearer...); code != 200 {
+		t.Errorf("file view of .env with the token = %d, want 200", code)
 	}
 }

@@ -789,7 +789,9 @@ func (r *Repo) ReadFile(ctx context.Context, name, path string) ([]byte, error) 
 	}
 	header, body, _ := bytes.Cut(out, []byte("\n"))
 	f := strings.Fields(string(header))
-	if len(f) == 2 && f[1] == "missing" {
+	// A missing object's header repeats the name asked for, which may
+	// hold spaces: "<commit>:<path> missing".
+	if strings.HasSuffix(string(header), " missing") {
 		return nil, fmt.Errorf("read %s at %s: %w", path, name, fs.ErrNotExist)
 	}
 	if len(f) != 3 || f[1] != "blob" {
