@@ -28,7 +28,11 @@ type page struct {
 	Active string
 	// Token is handed to the page's script for mutations, only when the
 	// request itself carried the token.
-	Token       string
+	Token string
+	// Act is true when the request came from someone who opened the
+	// printed URL (the token or the read cookie): the page offers its
+	// actions, which the script makes with the token it keeps.
+	Act         bool
 	NoDB        bool
 	Running     bool
 	PID         int
@@ -69,7 +73,8 @@ func (p page) Nav() any { return navItems }
 // requests.
 func (s *Server) base(ctx context.Context, r *http.Request, active, title string) page {
 	p := page{Title: title, Active: active, Now: time.Now()}
-	if authed(r) {
+	p.Act = authed(r)
+	if carriedToken(r) {
 		p.Token = s.opt.Token
 	}
 	if s.opt.Remote != nil {
@@ -541,7 +546,7 @@ func (s *Server) showable(r *http.Request, path string) bool {
 	if s.opt.TokenFile != "" && sameFile(filepath.Join(s.ws.Root, filepath.FromSlash(path)), s.opt.TokenFile) {
 		return false
 	}
-	return authed(r) || !secrets.IsFile(path)
+	return carriedToken(r) || !secrets.IsFile(path)
 }
 
 // sameFile reports whether a and b name the same file, through links.

@@ -17,7 +17,9 @@ package serve
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -42,9 +44,6 @@ import (
 // TokenFile is the name, under .ralph/, of the file ralph serve writes
 // its access token to.
 const TokenFile = "serve.token"
-
-// cookieName is the cookie a browser that opened the tokened URL keeps.
-const cookieName = "ralph_token"
 
 // StatusFunc builds what ralph status --json prints, for GET /api/status.
 type StatusFunc func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error)
@@ -273,9 +272,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if q := r.URL.Query().Get("token"); q != "" && s.valid(q) {
-			// The printed URL carries the token: keep it in a cookie and
-			// take it out of the address bar (and of any Referer).
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			// The printed URL carries the token. The browser keeps a
+			// cookie that lets it read (a browser sends a loopback
+			// cookie to every port of the host, so it is named for
+			// this dashboard and is not the token); the page's script
+			// keeps the token itself, for actions, from the address's
+			// fragment, which no request and no Referer carries.
+			http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: s.readCredential(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			if !api {
 				u := *r.URL
 				v := u.Query()
@@ -285,12 +288,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				if strings.HasPrefix(to, "//") || strings.HasPrefix(to, "/\\") {
 					to = "/" // never a redirect to another host
 				}
-				http.Redirect(w, r, to, http.StatusSeeOther)
+				http.Redirect(w, r, to+"#token="+url.QueryEscape(q), http.StatusSeeOther)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), authKey{}, true))
-		} else if s.bearer(r) || s.cookie(r) {
+		} else if s.bearer(r) {
 			r = r.WithContext(context.WithValue(r.Context(), authKey{}, true))
+		} else if s.cookie(r) {
+			r = r.WithContext(context.WithValue(r.Context(), authKey{}, false))
 		} else if !s.opt.Loopback {
 			s.deny(w, r, api, http.StatusUnauthorized, "this dashboard needs the access token: open the URL ralph serve printed (the token is also in .ralph/serve.token)")
 			return
@@ -299,13 +304,37 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// authKey holds, in a request's context, true when the request carried
+// the token itself and false when it carried only the read cookie.
 type authKey struct{}
 
-// authed reports whether the request carried the token, so the page may
-// hand it to its script for mutations.
+// authed reports whether the request carried the token or the read
+// cookie: it is someone who opened the printed URL.
 func authed(r *http.Request) bool {
+	_, ok := r.Context().Value(authKey{}).(bool)
+	return ok
+}
+
+// carriedToken reports whether the request carried the token itself, so
+// the page may hand it to its script.
+func carriedToken(r *http.Request) bool {
 	v, _ := r.Context().Value(authKey{}).(bool)
 	return v
+}
+
+// cookieName is the read cookie's name, bound to this dashboard's token
+// so two dashboards on one host keep a cookie each.
+func (s *Server) cookieName() string {
+	sum := sha256.Sum256([]byte("ralph serve cookie name\x00" + s.opt.Token))
+	return "ralph_" + hex.EncodeToString(sum[:6])
+}
+
+// readCredential is the read cookie's value: derived from the token, it
+// lets a browser read, and cannot act or be turned back into the token.
+func (s *Server) readCredential() string {
+	m := hmac.New(sha256.New, []byte(s.opt.Token))
+	m.Write([]byte("ralph serve read cookie"))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (s *Server) valid(tok string) bool {
@@ -318,8 +347,8 @@ func (s *Server) bearer(r *http.Request) bool {
 }
 
 func (s *Server) cookie(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	return err == nil && s.valid(c.Value)
+	c, err := r.Cookie(s.cookieName())
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.readCredential())) == 1
 }
 
 func (s *Server) deny(w http.ResponseWriter, r *http.Request, api bool, code int, msg string) {

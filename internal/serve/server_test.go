@@ -184,20 +184,50 @@ func TestTokenInURLSetsCookieAndPageGetsTheToken(t *testing.T) {
 	if code != http.StatusSeeOther {
 		t.Fatalf("GET with token = %d, want 303", code)
 	}
-	if loc := h.Get("Location"); strings.Contains(loc, "token") || !strings.Contains(loc, "kind=text") {
+	if loc, _, _ := strings.Cut(h.Get("Location"), "#"); strings.Contains(loc, "token") || !strings.Contains(loc, "kind=text") {
 		t.Errorf("redirect to %q: want the token taken out and the rest kept", loc)
 	}
+	if loc := h.Get("Location"); !strings.HasSuffix(loc, "#token="+testToken) {
+		t.Errorf("redirect to %q: want the token in the fragment, for the page's script", loc)
+	}
 	cookie := h.Get("Set-Cookie")
-	if !strings.Contains(cookie, "ralph_token="+testToken) || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
+	if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
 		t.Errorf("Set-Cookie = %q", cookie)
 	}
-	if _, _, h := f.do("GET", "//evil.example/x?token="+testToken, ""); h.Get("Location") != "/" {
+	// Every local port receives a loopback cookie: it is not the token,
+	// and it is named for this dashboard.
+	if strings.Contains(cookie, testToken) || strings.HasPrefix(cookie, "ralph_token=") {
+		t.Errorf("Set-Cookie = %q: the cookie carries the token or a name another dashboard uses", cookie)
+	}
+	other, err := New(Options{Workspace: f.ws, Token: strings.Repeat("9", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.cookieName() == f.srv.cookieName() {
+		t.Error("two dashboards share a cookie name")
+	}
+	if _, _, h := f.do("GET", "//evil.example/x?token="+testToken, ""); !strings.HasPrefix(h.Get("Location"), "/#") {
 		t.Errorf("a tokened //host path redirects to %q", h.Get("Location"))
 	}
-	_, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
+	_, body, _ := f.do("GET", "/", "", "Cookie", strings.Split(cookie, ";")[0])
+	if strings.Contains(body, testToken) {
+		t.Error("a page opened with the read cookie hands out the token")
+	}
+	if !strings.Contains(body, "You can act from this page") {
+		t.Error("a page opened with the read cookie does not offer its actions")
+	}
+	if code, _, _ := f.do("POST", "/api/stop", "", "Cookie", strings.Split(cookie, ";")[0]); code != http.StatusUnauthorized {
+		t.Errorf("POST /api/stop with the read cookie = %d, want 401", code)
+	}
+	_, body, _ = f.do("GET", "/", "", bearer...)
 	if !strings.Contains(body, `<meta name="ralph-token" content="`+testToken+`">`) {
 		t.Error("a page opened with the token does not pass it to its script")
 	}
+}
+
+// readCookie is the header a browser that opened the printed URL sends.
+func (f *fixture) readCookie() []string {
+	return []string{"Cookie", f.srv.cookieName() + "=" + f.srv.readCredential()}
 }
 
 func TestNonLoopbackNeedsTheTokenForEveryRequest(t *testing.T) {
@@ -217,7 +247,7 @@ func TestNonLoopbackNeedsTheTokenForEveryRequest(t *testing.T) {
 	if code, body, _ := f.do("GET", "/api/pending", "", bearer...); code != 200 {
 		t.Errorf("GET /api/pending with bearer = %d %s", code, body)
 	}
-	if code, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken); code != 200 || !strings.Contains(body, "add a login page") {
+	if code, body, _ := f.do("GET", "/", "", f.readCookie()...); code != 200 || !strings.Contains(body, "add a login page") {
 		t.Errorf("GET / with cookie = %d", code)
 	}
 }
@@ -255,7 +285,7 @@ func TestMutationsNeedTheBearerToken(t *testing.T) {
 	}{
 		{"none", nil},
 		{"wrong", []string{"Authorization", "Bearer ffffffffffffffffffffffffffffffff"}},
-		{"cookie only", []string{"Cookie", "ralph_token=" + testToken}},
+		{"cookie only", f.readCookie()},
 		{"token in query", nil},
 	}
 	for _, c := range cases {
@@ -373,7 +403,7 @@ func TestStopWhileARunHoldsTheWorkspace(t *testing.T) {
 		t.Errorf("stop request in the store = %q %v %v", v, ok, err)
 	}
 	// The overview offers the stop button to a page with the token.
-	_, page, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
+	_, page, _ := f.do("GET", "/", "", f.readCookie()...)
 	if !strings.Contains(page, `id="stop-form"`) {
 		t.Error("the overview of a running task has no stop form")
 	}
