@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,6 +66,14 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	if err != nil {
 		return err
 	}
+	// One dashboard per workspace: a second would replace the first's
+	// token and lock its user out.
+	lock, err := serve.LockWorkspace(ws)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	ignoreToken(ws)
 	tokenFile := o.TokenFile
 	if tokenFile == "" {
 		tokenFile = ws.Path(serve.TokenFile)
@@ -126,7 +135,13 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		defer c()
 		_ = hs.Shutdown(sctx)
 	}()
-	fmt.Fprintf(g.Stdout, "ralph serve: %s\n", serve.SelfURL(ln.Addr(), token))
+	lock.Record(serve.SelfURL(ln.Addr(), ""))
+	for _, u := range serve.SelfURLs(ln.Addr(), token) {
+		fmt.Fprintf(g.Stdout, "ralph serve: %s\n", u)
+	}
+	if !serve.IsLoopback(ln.Addr().String()) {
+		fmt.Fprintln(g.Stdout, "ralph serve: this is plain HTTP: off this machine, serve it behind TLS (a reverse proxy or a tunnel) so the token cannot be read on the way")
+	}
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -169,8 +184,9 @@ func serveToken(ws *workspace.Workspace, file string) (string, error) {
 	return tok, nil
 }
 
-// ignoreToken makes sure .ralph/.gitignore keeps the token out of git and
-// out of snapshots, in workspaces set up before ralph serve existed.
+// ignoreToken makes sure .ralph/.gitignore keeps the token and the
+// dashboard's lock out of git and out of snapshots, in workspaces set up
+// before ralph serve had them.
 func ignoreToken(ws *workspace.Workspace) {
 	path := ws.Path(".gitignore")
 	data, err := os.ReadFile(path)
@@ -181,13 +197,17 @@ func ignoreToken(ws *workspace.Workspace) {
 	if err != nil {
 		return
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+serve.TokenFile {
-			return
+	lines, before := strings.Split(string(data), "\n"), len(data)
+	for _, name := range []string{"/" + serve.TokenFile, "/" + serve.LockFile} {
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == name }) {
+			continue
 		}
+		if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+			data = append(data, '\n')
+		}
+		data = append(data, name+"\n"...)
 	}
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		data = append(data, '\n')
+	if len(data) != before {
+		_ = workspace.WriteFile(path, data)
 	}
-	_ = workspace.WriteFile(path, append(data, "/"+serve.TokenFile+"\n"...))
 }

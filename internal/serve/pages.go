@@ -525,7 +525,7 @@ func privateFile(path string) bool {
 	if !ok {
 		return false
 	}
-	return rest == TokenFile || rest == workspace.Request || strings.HasPrefix(rest, workspace.Database) || rest == workspace.LockFile ||
+	return rest == TokenFile || rest == LockFile || rest == workspace.Request || strings.HasPrefix(rest, workspace.Database) || rest == workspace.LockFile ||
 		rest == workspace.Logs || strings.HasPrefix(rest, workspace.Logs+"/")
 }
 

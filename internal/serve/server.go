@@ -393,12 +393,51 @@ func (s *Server) apiFail(w http.ResponseWriter, err error) {
 	s.jsonError(w, http.StatusInternalServerError, err.Error())
 }
 
-// SelfURL returns the dashboard's URL, with the token, for the address
-// it listens on (127.0.0.1 for an address on every interface).
+// SelfURL returns the dashboard's URL, with the token when there is one,
+// for the address it listens on (127.0.0.1 for an address on every
+// interface).
 func SelfURL(addr net.Addr, token string) string {
 	host := addr.String()
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port))
 	}
-	return (&url.URL{Scheme: "http", Host: host, Path: "/", RawQuery: "token=" + token}).String()
+	return tokenURL(host, token)
+}
+
+func tokenURL(host, token string) string {
+	u := &url.URL{Scheme: "http", Host: host, Path: "/"}
+	if token != "" {
+		u.RawQuery = "token=" + token
+	}
+	return u.String()
+}
+
+// SelfURLs returns the URLs another machine can open the dashboard at:
+// one per address of the host's interfaces that is not loopback when it
+// listens on every interface, else the one it listens on.
+func SelfURLs(addr net.Addr, token string) []string {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return []string{SelfURL(addr, token)}
+	}
+	ifaces, _ := net.InterfaceAddrs()
+	return lanURLs(ifaces, ta, token)
+}
+
+func lanURLs(ifaces []net.Addr, ta *net.TCPAddr, token string) []string {
+	var out []string
+	for _, a := range ifaces {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || n.IP.IsMulticast() {
+			continue
+		}
+		if ta.IP.To4() != nil && n.IP.To4() == nil {
+			continue // 0.0.0.0 listens on IPv4 only
+		}
+		out = append(out, tokenURL(net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port)), token))
+	}
+	if len(out) == 0 {
+		return []string{SelfURL(ta, token)}
+	}
+	return out
 }

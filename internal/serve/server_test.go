@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -860,4 +862,48 @@ func TestFileViewShowsOnlyTheDiff(t *testing.T) {
 	if code := open(".env", bearer...); code != 200 {
 		t.Errorf("file view of .env with the token = %d, want 200", code)
 	}
+}
+
+func TestLANURLs(t *testing.T) {
+	nets := []net.Addr{
+		&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+		&net.IPNet{IP: net.ParseIP("192.168.1.20"), Mask: net.CIDRMask(24, 32)},
+		&net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)},
+		&net.IPNet{IP: net.ParseIP("2001:db8::5"), Mask: net.CIDRMask(64, 128)},
+	}
+	for _, tc := range []struct {
+		listen string
+		want   []string
+	}{
+		{"0.0.0.0", []string{"http://192.168.1.20:7777/?token=t"}},
+		{"::", []string{"http://192.168.1.20:7777/?token=t", "http://[2001:db8::5]:7777/?token=t"}},
+	} {
+		got := lanURLs(nets, &net.TCPAddr{IP: net.ParseIP(tc.listen), Port: 7777}, "t")
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("listening on %s: URLs %q, want %q", tc.listen, got, tc.want)
+		}
+	}
+	if got := lanURLs(nets[:1], &net.TCPAddr{IP: net.IPv4zero, Port: 7777}, "t"); len(got) != 1 || got[0] != "http://127.0.0.1:7777/?token=t" {
+		t.Errorf("with loopback only: %q", got)
+	}
+}
+
+func TestSecondDashboardIsRefused(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	l, err := LockWorkspace(f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Record("http://127.0.0.1:7777/")
+	_, err = LockWorkspace(f.ws)
+	var be *BusyError
+	if !errors.As(err, &be) || be.PID != os.Getpid() || be.Addr != "http://127.0.0.1:7777/" {
+		t.Fatalf("a second lock = %v, want a BusyError naming this process and its address", err)
+	}
+	l.Release()
+	l2, err := LockWorkspace(f.ws)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l2.Release()
 }

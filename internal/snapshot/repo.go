@@ -19,7 +19,7 @@ import (
 
 // privatePaths are ralph's harness-private files, never part of a snapshot
 // and never touched by a rollback, whatever .gitignore says.
-var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token", ".ralph/worktrees"}
+var privatePaths = []string{".ralph/ralph.db*", ".ralph/ralph.lock", ".ralph/logs", ".ralph/request.json", ".ralph/serve.token", ".ralph/serve.lock", ".ralph/worktrees"}
 
 // gitConfig keeps the private index self-contained whatever the user's
 // configuration says, with an untracked cache for git status.
@@ -696,7 +696,7 @@ func nextSlash(p string, i int) int {
 // isPrivate reports whether the slash-separated path is one of ralph's
 // private files (privatePaths).
 func isPrivate(p string) bool {
-	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" || p == ".ralph/serve.token" ||
+	return strings.HasPrefix(p, ".ralph/ralph.db") || p == ".ralph/ralph.lock" || p == ".ralph/request.json" || p == ".ralph/serve.token" || p == ".ralph/serve.lock" ||
 		p == ".ralph/logs" || strings.HasPrefix(p, ".ralph/logs/")
 }
 

@@ -50,7 +50,7 @@ const (
 
 // Private lists the .ralph/ entries git must ignore, as .ralph/.gitignore
 // patterns.
-var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token", "/" + Worktrees + "/"}
+var Private = []string{"/ralph.db", "/ralph.db-wal", "/ralph.db-shm", "/ralph.db-journal", "/ralph.lock", "/logs/", "/" + Request, "/serve.token", "/serve.lock", "/" + Worktrees + "/"}
 
 // Status values of status.txt.
 const (
