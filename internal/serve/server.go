@@ -226,13 +226,49 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/snapshots/{name}/diff", s.localAPI(s.apiSnapshotDiff))
 	mux.HandleFunc("POST /api/snapshots/{name}/rollback", s.localAPI(s.apiRollback))
 	mux.HandleFunc("GET /api/specs", s.localAPI(s.apiSpecs))
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		data, _ := assets.ReadFile("static/favicon.svg")
+		_, _ = w.Write(data)
+	})
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.jsonError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+" is not allowed (allowed: "+allow+")")
+			return
+		}
 		s.jsonError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.htmlError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed at "+r.URL.Path+" (allowed: "+allow+").")
+			return
+		}
 		s.htmlError(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	})
 	return s.guard(mux)
+}
+
+// allowed returns the methods mux serves r's path with, other than by a
+// catch-all ("GET, HEAD", "POST"); "" when there is none.
+func allowed(mux *http.ServeMux, r *http.Request) string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		c := r.Clone(r.Context())
+		c.Method = m
+		if _, pat := mux.Handler(c); pat != "" && pat != "/" && pat != "/api/" {
+			out = append(out, m)
+			if m == http.MethodGet {
+				out = append(out, http.MethodHead)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

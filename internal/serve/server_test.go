@@ -907,3 +907,34 @@ func TestSecondDashboardIsRefused(t *testing.T) {
 	}
 	l2.Release()
 }
+
+func TestMethodsBodiesAndFavicon(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	for _, c := range []struct{ method, path, allow string }{
+		{"GET", "/api/stop", "POST"},
+		{"GET", "/api/pending/1/approve", "POST"},
+		{"POST", "/events", "GET, HEAD"},
+		{"DELETE", "/api/status", "GET, HEAD"},
+		{"PUT", "/snapshots", "GET, HEAD"},
+	} {
+		code, _, h := f.do(c.method, c.path, "", bearer...)
+		if code != http.StatusMethodNotAllowed || h.Get("Allow") != c.allow {
+			t.Errorf("%s %s = %d Allow %q, want 405 Allow %q", c.method, c.path, code, h.Get("Allow"), c.allow)
+		}
+	}
+	if code, _, _ := f.do("GET", "/no/such/page", ""); code != 404 {
+		t.Errorf("GET /no/such/page = %d, want 404", code)
+	}
+	r := f.request(store.HumanRequest{Prompt: "Deploy?"})
+	big := `{"response": "` + strings.Repeat("x", 70<<10) + `"}`
+	if code, body, _ := f.do("POST", "/api/pending/"+itoa(r.ID)+"/approve", big, bearer...); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 70 KiB body = %d, want 413\n%s", code, body)
+	}
+	if pendingStatus(t, f, r.ID) != store.HumanPending {
+		t.Error("a refused body answered the request")
+	}
+	code, body, h := f.do("GET", "/favicon.ico", "")
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "image/svg+xml") || !strings.Contains(body, "<svg") {
+		t.Errorf("GET /favicon.ico = %d %s", code, h.Get("Content-Type"))
+	}
+}
