@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one row of the event stream: something the agent did, or
@@ -108,7 +109,12 @@ func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
 	if q.Source != "" {
 		where, args = append(where, "source = ?"), append(args, q.Source)
 	}
-	if q.Search != "" {
+	if utf8.RuneCountInString(q.Search) >= 3 {
+		// The trigram index finds every substring of three characters
+		// or more, as LIKE does (case-insensitively for ASCII).
+		where = append(where, `id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`)
+		args = append(args, `"`+strings.ReplaceAll(q.Search, `"`, `""`)+`"`)
+	} else if q.Search != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Search) + "%"
 		where = append(where, `(text LIKE ? ESCAPE '\' OR tool LIKE ? ESCAPE '\' OR data LIKE ? ESCAPE '\')`)
 		args = append(args, like, like, like)
