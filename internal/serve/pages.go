@@ -165,6 +165,12 @@ type overviewData struct {
 	CostUSD    float64
 	Tokens     int64
 	Recent     []eventRow
+	// Change is the task's change to the tree; HasChange is false when
+	// it has no task-N-pre snapshot to measure it from.
+	Change    taskChange
+	HasChange bool
+	// PreviousChanges are the previous tasks' changes, by task number.
+	PreviousChanges map[int]taskChange
 }
 
 func (s *Server) overview(ctx context.Context) (overviewData, error) {
@@ -225,6 +231,13 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 			d.Previous = append(d.Previous, x)
 		}
 	}
+	d.Change, d.HasChange = s.taskChange(ctx, t.Number)
+	d.PreviousChanges = map[int]taskChange{}
+	for _, x := range d.Previous[:min(len(d.Previous), 20)] {
+		if c, ok := s.taskChange(ctx, x.Number); ok {
+			d.PreviousChanges[x.Number] = c
+		}
+	}
 	evs, err := st.EventsPage(ctx, store.EventQuery{TaskID: t.ID, Limit: 30})
 	if err != nil {
 		return d, err
@@ -276,6 +289,10 @@ type eventsData struct {
 	// Older is the id to page back from; 0 when this is the last page.
 	Older int64
 	First bool
+	// Task is the task shown, with its change to the tree.
+	Task      store.Task
+	Change    taskChange
+	HasChange bool
 }
 
 const pageSize = 200
@@ -316,6 +333,12 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 		if !all && q.TaskID == 0 {
 			if t, err := st.LatestTask(ctx); err == nil {
 				q.TaskID = t.ID
+			}
+		}
+		if q.TaskID != 0 {
+			if t, err := st.GetTask(ctx, q.TaskID); err == nil {
+				d.Task = t
+				d.Change, d.HasChange = s.taskChange(ctx, t.Number)
 			}
 		}
 		evs, err := st.EventsPage(ctx, q)

@@ -87,6 +87,8 @@ type Server struct {
 	pages map[string]*template.Template
 	scrub *secrets.Scrubber
 	hub   *hub
+	// changes caches the tasks' diff stats.
+	changes changeCache
 	// replays holds a slot for each stream reading a page of backlog.
 	replays chan struct{}
 	cop     *http.CrossOriginProtection
@@ -152,6 +154,7 @@ func New(opt Options) (*Server, error) {
 		scrub:   secrets.New(opt.Secrets),
 		hub:     newHub(),
 		replays: make(chan struct{}, maxReplays),
+		changes: changeCache{done: map[int]taskChange{}, live: map[int]liveChange{}},
 		cop:     http.NewCrossOriginProtection(),
 		log:     opt.Logger.With("component", "serve"),
 	}

@@ -938,3 +938,45 @@ func TestMethodsBodiesAndFavicon(t *testing.T) {
 		t.Errorf("GET /favicon.ico = %d %s", code, h.Get("Content-Type"))
 	}
 }
+
+// The overview and the events page say how much the task changed: files,
+// added and deleted lines, from its task-N-pre snapshot.
+func TestTaskDiffStats(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	ctx := context.Background()
+	repo, err := snapshot.Open(ctx, f.ws.Root, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(f.ws.Root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "one\n")
+	if _, err := repo.Save(ctx, snapshot.TaskPre(1), "before task 1"); err != nil {
+		t.Fatal(err)
+	}
+	write("a.txt", "one\ntwo\n")
+	if _, err := repo.Save(ctx, snapshot.TaskPost(1), "after task 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Save(ctx, snapshot.TaskPre(2), "before task 2"); err != nil {
+		t.Fatal(err)
+	}
+	write("a.txt", "uno\ntwo\n")
+	write("b.txt", "1\n2\n3\n")
+	_, body, _ := f.do("GET", "/", "")
+	for _, want := range []string{
+		`Changes so far</dt><dd class="diffstat"><a href="/snapshots/task-2-pre"`, `>2 files</a> <span class="plus">+4</span> <span class="minus">−1</span>`,
+		`<td class="diffstat"><a href="/snapshots/task-1-pre" title="the diff from task-1-pre">1 file</a> <span class="plus">+1</span> <span class="minus">−0</span>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the overview lacks %s", want)
+		}
+	}
+	_, body, _ = f.do("GET", "/events", "")
+	if !strings.Contains(body, "Task 2 changed so far: ") || !strings.Contains(body, `<span class="plus">+4</span>`) {
+		t.Error("the events page does not say how much the task changed")
+	}
+}
