@@ -28,8 +28,9 @@ var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential|auth
 
 // secretShapes match well-known API key formats wherever they appear,
 // whether or not ralph knows the variable they came from. The lengths are
-// the least that is no ordinary word, so a key cut short still matches.
-var secretShapes = regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{6,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{12,}|github_pat_[A-Za-z0-9_]{12,}|A[KS]IA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{20,}|glpat-[A-Za-z0-9_\-]{12,}|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
+// the least that is no ordinary word, so a key cut short still matches;
+// a shape inside a word ("task-management-…") is none.
+var secretShapes = regexp.MustCompile(`\b(?:sk-ant-[A-Za-z0-9_\-]{6,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{12,}|github_pat_[A-Za-z0-9_]{12,}|A[KS]IA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{20,}|glpat-[A-Za-z0-9_\-]{12,})|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
 
 // minSecret is the shortest value treated as a secret: shorter values
 // ("1", "true") would redact ordinary text.

@@ -14,6 +14,8 @@ func TestScrubberShapes(t *testing.T) {
 		{"aws AKIAABCDEFGHIJKLMNOP.", "aws [redacted]."},
 		{"-----BEGIN OPENSSH PRIVATE KEY-----", "[redacted]"},
 		{"a task-ant-list and sk-learn", "a task-ant-list and sk-learn"},
+		{"the task-management-system-design", "the task-management-system-design"},
+		{"key=sk-proj-abcdefghijklmnopqrst", "key=[redacted]"},
 	} {
 		if got := sc.String(tc.in); got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
