@@ -47,7 +47,10 @@ another process, or with none.
 It prints one line with the URL, which carries an access token (also
 written, mode 0600, to .ralph/serve.token). On a loopback address pages are
 open to read and every action needs the token; on any other address every
-request needs it. The same data is JSON under /api/.`,
+request needs it. One dashboard serves a workspace at a time. On every
+interface (--addr 0.0.0.0:PORT) it prints a URL per network address;
+plain HTTP off the machine belongs behind TLS. The same data is JSON
+under /api/.`,
 		Example: `  ralph serve
   ralph serve --addr 0.0.0.0:7777 --token-file ~/.ralph-token`,
 		Args: cobra.NoArgs,

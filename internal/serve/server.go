@@ -9,10 +9,12 @@
 // embedded; there is no build step.
 //
 // Security: every request to a non-loopback address needs the access
-// token; on loopback reads are open and every mutation needs it, as an
+// token, or the read-only cookie opening the printed URL leaves; on
+// loopback reads are open and every mutation needs the token, as an
 // Authorization: Bearer header, from the same origin. Values of secrets
 // found in the environment and ralph.toml are scrubbed from every page
-// and response.
+// and response (the run scrubs its own before they are stored), and the
+// file view shows only files of a snapshot's diff.
 package serve
 
 import (

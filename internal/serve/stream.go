@@ -157,8 +157,8 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	var buf bytes.Buffer
 	// send writes what buf holds and flushes it. A client that does not
-	// read for writeTimeout is dropped, so a stalled one holds neither a
-	// goroutine nor a backlog replay slot for long.
+	// read for writeTimeout is dropped, so a stalled one does not hold
+	// its goroutine and its page of events for long.
 	send := func() bool {
 		if buf.Len() == 0 {
 			return true
