@@ -13,9 +13,9 @@ import (
 // while it has none.
 type taskChange struct {
 	snapshot.DiffStat
-	// From is the snapshot the change is measured from, for the link to
-	// its diff view.
-	From string
+	// From and To are the snapshots the change is measured between, for
+	// the link to its diff view; To is "" for the working tree.
+	From, To string
 	// Live is true when the change is measured to the working tree.
 	Live bool
 }
@@ -62,6 +62,7 @@ func (s *Server) taskChange(ctx context.Context, n int) (taskChange, bool) {
 	if ok, err := repo.Exists(ctx, post); err != nil || !ok {
 		to, c.Live = "", true
 	}
+	c.To = to
 	if c.DiffStat, err = repo.Stat(ctx, pre, to); err != nil {
 		s.log.Warn("diff stat", "task", n, "err", err)
 		return taskChange{}, false

@@ -469,6 +469,8 @@ type snapshotData struct {
 	Deleted  int
 	Undo     string
 	Holder   int
+	// To is the snapshot compared with, "" for the working tree.
+	To string
 	// File and Lines are a file's text diff.
 	File   string
 	Lines  []diffLine
@@ -513,12 +515,39 @@ func (s *Server) snapshotChanges(w http.ResponseWriter, r *http.Request) (snapsh
 	if !ok {
 		return snapshotData{}, false
 	}
-	changes, err := repo.Diff(r.Context(), snap.Name)
+	to, ok := s.compareTo(w, r, repo)
+	if !ok {
+		return snapshotData{}, false
+	}
+	changes, err := s.changesTo(r.Context(), repo, snap.Name, to)
 	if err != nil {
 		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
 		return snapshotData{}, false
 	}
-	return snapshotData{Snapshot: snap, Changes: changes}, true
+	return snapshotData{Snapshot: snap, Changes: changes, To: to}, true
+}
+
+// compareTo reads the ?to= snapshot a diff view compares with ("" for
+// the working tree); ok is false once it has answered 404.
+func (s *Server) compareTo(w http.ResponseWriter, r *http.Request, repo *snapshot.Repo) (string, bool) {
+	to := r.URL.Query().Get("to")
+	if to == "" {
+		return "", true
+	}
+	if _, err := repo.Resolve(r.Context(), to); err != nil {
+		s.htmlError(w, r, http.StatusNotFound, "no snapshot named "+strconv.Quote(to)+" (see the snapshots page)")
+		return "", false
+	}
+	return to, true
+}
+
+// changesTo returns what differs from snapshot name to snapshot to, or to
+// the working tree when to is "".
+func (s *Server) changesTo(ctx context.Context, repo *snapshot.Repo, name, to string) ([]snapshot.FileChange, error) {
+	if to == "" {
+		return repo.Diff(ctx, name)
+	}
+	return repo.DiffBetween(ctx, name, to)
 }
 
 func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
@@ -593,10 +622,14 @@ func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	// Only a file the snapshot and the working tree differ in, as the
-	// snapshot store sees the tree (what git ignores and ralph's private
-	// files are not part of it).
-	changes, err := repo.Diff(ctx, snap.Name)
+	to, ok := s.compareTo(w, r, repo)
+	if !ok {
+		return
+	}
+	// Only a file the snapshot and the working tree (or the snapshot
+	// compared with) differ in, as the snapshot store sees the tree (what
+	// git ignores and ralph's private files are not part of it).
+	changes, err := s.changesTo(ctx, repo, snap.Name, to)
 	if err != nil {
 		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
 		return
@@ -610,7 +643,13 @@ func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 		s.htmlError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	cur, err2 := readWorkingFile(s.ws.Root, path)
+	var cur []byte
+	var err2 error
+	if to == "" {
+		cur, err2 = readWorkingFile(s.ws.Root, path)
+	} else {
+		cur, err2 = repo.ReadFile(ctx, to, path)
+	}
 	if err2 != nil && !errors.Is(err2, os.ErrNotExist) {
 		s.htmlError(w, r, http.StatusBadRequest, err2.Error())
 		return
@@ -620,7 +659,7 @@ func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.base(ctx, r, "snapshots", path)
-	d := snapshotData{Snapshot: snap, File: path}
+	d := snapshotData{Snapshot: snap, File: path, To: to}
 	if isBinary(old) || isBinary(cur) {
 		d.Binary = true
 	} else {

@@ -969,7 +969,7 @@ func TestTaskDiffStats(t *testing.T) {
 	_, body, _ := f.do("GET", "/", "")
 	for _, want := range []string{
 		`Changes so far</dt><dd class="diffstat"><a href="/snapshots/task-2-pre"`, `>2 files</a> <span class="plus">+4</span> <span class="minus">−1</span>`,
-		`<td class="diffstat"><a href="/snapshots/task-1-pre" title="the diff from task-1-pre">1 file</a> <span class="plus">+1</span> <span class="minus">−0</span>`,
+		`<td class="diffstat"><a href="/snapshots/task-1-pre?to=task-1-post" title="the diff from task-1-pre to task-1-post">1 file</a> <span class="plus">+1</span> <span class="minus">−0</span>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the overview lacks %s", want)
@@ -978,5 +978,21 @@ func TestTaskDiffStats(t *testing.T) {
 	_, body, _ = f.do("GET", "/events", "")
 	if !strings.Contains(body, "Task 2 changed so far: ") || !strings.Contains(body, `<span class="plus">+4</span>`) {
 		t.Error("the events page does not say how much the task changed")
+	}
+	// A finished task's diff view compares its two snapshots, whatever
+	// the working tree holds since.
+	_, body, _ = f.do("GET", "/snapshots/task-1-pre?to=task-1-post", "")
+	if !strings.Contains(body, "1 files differ from task-1-post") || !strings.Contains(body, `file?path=a.txt&amp;to=task-1-post`) || strings.Contains(body, "b.txt") {
+		t.Errorf("the task's diff view:\n%s", body)
+	}
+	_, body, _ = f.do("GET", "/snapshots/task-1-pre/file?path=a.txt&to=task-1-post", "")
+	if !strings.Contains(body, `<span class="dadd">&#43; two</span>`) || strings.Contains(body, "uno") {
+		t.Errorf("the task's file diff:\n%s", body)
+	}
+	if code, _, _ := f.do("GET", "/snapshots/task-1-pre/file?path=b.txt&to=task-1-post", ""); code != 404 {
+		t.Errorf("a file outside the task's diff = %d, want 404", code)
+	}
+	if code, _, _ := f.do("GET", "/snapshots/task-1-pre?to=nowhere", ""); code != 404 {
+		t.Errorf("a diff to no snapshot = %d, want 404", code)
 	}
 }

@@ -719,6 +719,24 @@ func (r *Repo) Diff(ctx context.Context, name string) ([]FileChange, error) {
 	return parseNameStatus(out), nil
 }
 
+// DiffBetween returns the files that differ from snapshot from to
+// snapshot to.
+func (r *Repo) DiffBetween(ctx context.Context, from, to string) ([]FileChange, error) {
+	a, err := r.resolve(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	b, err := r.resolve(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", a.Commit, b.Commit, "--")
+	if err != nil {
+		return nil, fmt.Errorf("diff %s %s: %w", from, to, err)
+	}
+	return parseNameStatus(out), nil
+}
+
 // DiffStat is the size of the change between two states of the tree.
 type DiffStat struct {
 	Files   int `json:"files"`
