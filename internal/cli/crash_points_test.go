@@ -120,8 +120,9 @@ func runUntilPaused(t *testing.T, bin, dir, point string, args ...string) {
 }
 
 // dbRows lists the rowids of every table of the workspace's database but
-// state (whose keys come and go by design), as "table:rowid"; nil when
-// the database does not exist.
+// state (whose keys come and go by design) and the events' full-text
+// index (derived from events), as "table:rowid"; nil when the database
+// does not exist.
 func dbRows(t *testing.T, dir string) []string {
 	t.Helper()
 	path := filepath.Join(dir, ".ralph", "ralph.db")
@@ -131,7 +132,7 @@ func dbRows(t *testing.T, dir string) []string {
 	db := openDB(t, dir)
 	defer db.Close()
 	var tables []string
-	rows, err := db.DB().Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'state'`)
+	rows, err := db.DB().Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'state' AND name NOT LIKE 'events_fts%'`)
 	if err != nil {
 		t.Fatal(err)
 	}

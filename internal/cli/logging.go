@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -41,10 +42,12 @@ type logOutput struct {
 	// notice shows a warning or error to the person watching (the run's
 	// reporter); nil when no run is reporting.
 	notice func(level slog.Level, text string)
+	// scrub takes this process's secrets out of every record.
+	scrub *secrets.Scrubber
 }
 
 func newLogOutput(stderr io.Writer, verbose bool) *logOutput {
-	return &logOutput{stderr: stderr, verbose: verbose}
+	return &logOutput{stderr: secrets.Writer(stderr, secrets.ForProcess("")), verbose: verbose, scrub: secrets.ForProcess("")}
 }
 
 // logger returns a logger writing to o: Info and above (Debug with -v) as
@@ -69,6 +72,7 @@ func (o *logOutput) useWorkspace(ws *workspace.Workspace) {
 	}
 	o.closeFile()
 	o.path = path
+	o.scrub = secrets.ForProcess(ws.Root)
 }
 
 // setNotice routes warnings and errors to show while a run reports its
@@ -88,13 +92,15 @@ func (o *logOutput) setNotice(show func(level slog.Level, text string)) (stop fu
 func (o *logOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	n := len(p)
+	p = o.scrub.Bytes(p)
 	if o.verbose {
 		_, _ = o.stderr.Write(p)
 	}
 	if f := o.openFile(); f != nil {
 		_, _ = f.Write(p)
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // openFile opens the log file for appending when it can. The caller

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/secrets"
 )
 
 // reporter prints a run's progress: one plain line per thing that
@@ -21,6 +22,7 @@ import (
 type reporter struct {
 	mu    sync.Mutex
 	w     io.Writer
+	scrub *secrets.Scrubber
 	json  bool
 	tty   bool
 	start time.Time
@@ -33,7 +35,10 @@ type reporter struct {
 }
 
 func newReporter(w io.Writer, asJSON bool) *reporter {
-	r := &reporter{w: w, json: asJSON, start: time.Now()}
+	// The agent's output may print a key the run's environment holds:
+	// scrubbed before a line is cut short, and again as it is written.
+	sc := secrets.ForProcess("")
+	r := &reporter{w: secrets.Writer(w, sc), scrub: sc, json: asJSON, start: time.Now()}
 	if f, ok := w.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
 		r.tty = true
 		r.stop = make(chan struct{})
@@ -89,6 +94,12 @@ func (r *reporter) drawLive(p engine.Progress) {
 func (r *reporter) Report(p engine.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	p.Message = r.scrub.String(p.Message)
+	if p.Event != nil {
+		ev := *p.Event
+		ev.Text, ev.Input = r.scrub.String(ev.Text), json.RawMessage(r.scrub.Bytes(ev.Input))
+		p.Event = &ev
+	}
 	if p.Stage != engine.StageEnd {
 		// Harness reports carry no tool count: keep the iteration's.
 		if p.ToolCalls == 0 && p.Iteration == r.last.Iteration {

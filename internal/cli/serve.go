@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -45,7 +47,10 @@ another process, or with none.
 It prints one line with the URL, which carries an access token (also
 written, mode 0600, to .ralph/serve.token). On a loopback address pages are
 open to read and every action needs the token; on any other address every
-request needs it. The same data is JSON under /api/.`,
+request needs it. One dashboard serves a workspace at a time. On every
+interface (--addr 0.0.0.0:PORT) it prints a URL per network address;
+plain HTTP off the machine belongs behind TLS. The same data is JSON
+under /api/.`,
 		Example: `  ralph serve
   ralph serve --addr 0.0.0.0:7777 --token-file ~/.ralph-token`,
 		Args: cobra.NoArgs,
@@ -64,6 +69,18 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	if err != nil {
 		return err
 	}
+	// One dashboard per workspace: a second would replace the first's
+	// token and lock its user out.
+	lock, err := serve.LockWorkspace(ws)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	ignoreToken(ws)
+	tokenFile := o.TokenFile
+	if tokenFile == "" {
+		tokenFile = ws.Path(serve.TokenFile)
+	}
 	token, err := serveToken(ws, o.TokenFile)
 	if err != nil {
 		return err
@@ -75,9 +92,10 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	srv, err := serve.New(serve.Options{
 		Workspace: ws,
 		Token:     token,
+		TokenFile: tokenFile,
 		Loopback:  serve.IsLoopback(ln.Addr().String()),
 		Remote:    remote,
-		Secrets:   serve.Secrets(os.Environ(), ws.Root),
+		Secrets:   secrets.Values(os.Environ(), ws.Root),
 		Logger:    g.Logger,
 		Specs: func(ctx context.Context) ([]serve.SpecRow, error) {
 			layout, err := specsLayout(g, ws, cfg, "")
@@ -120,7 +138,13 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		defer c()
 		_ = hs.Shutdown(sctx)
 	}()
-	fmt.Fprintf(g.Stdout, "ralph serve: %s\n", serve.SelfURL(ln.Addr(), token))
+	lock.Record(serve.SelfURL(ln.Addr(), ""))
+	for _, u := range serve.SelfURLs(ln.Addr(), token) {
+		fmt.Fprintf(g.Stdout, "ralph serve: %s\n", u)
+	}
+	if !serve.IsLoopback(ln.Addr().String()) {
+		fmt.Fprintln(g.Stdout, "ralph serve: this is plain HTTP: off this machine, serve it behind TLS (a reverse proxy or a tunnel) so the token cannot be read on the way")
+	}
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -163,8 +187,9 @@ func serveToken(ws *workspace.Workspace, file string) (string, error) {
 	return tok, nil
 }
 
-// ignoreToken makes sure .ralph/.gitignore keeps the token out of git and
-// out of snapshots, in workspaces set up before ralph serve existed.
+// ignoreToken makes sure .ralph/.gitignore keeps the token and the
+// dashboard's lock out of git and out of snapshots, in workspaces set up
+// before ralph serve had them.
 func ignoreToken(ws *workspace.Workspace) {
 	path := ws.Path(".gitignore")
 	data, err := os.ReadFile(path)
@@ -175,13 +200,17 @@ func ignoreToken(ws *workspace.Workspace) {
 	if err != nil {
 		return
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+serve.TokenFile {
-			return
+	lines, before := strings.Split(string(data), "\n"), len(data)
+	for _, name := range []string{"/" + serve.TokenFile, "/" + serve.LockFile} {
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == name }) {
+			continue
 		}
+		if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+			data = append(data, '\n')
+		}
+		data = append(data, name+"\n"...)
 	}
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		data = append(data, '\n')
+	if len(data) != before {
+		_ = workspace.WriteFile(path, data)
 	}
-	_ = workspace.WriteFile(path, append(data, "/"+serve.TokenFile+"\n"...))
 }

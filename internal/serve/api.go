@@ -133,9 +133,13 @@ func (s *Server) apiPending(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, reqs)
 }
 
-// readBody decodes an optional JSON body into v: an empty body is fine.
-func readBody(r *http.Request, v any) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+// maxBody is the largest request body an action takes.
+const maxBody = 64 << 10
+
+// readBody decodes an optional JSON body into v: an empty body is fine;
+// one over maxBody is an *http.MaxBytesError.
+func readBody(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		return err
 	}
@@ -146,6 +150,17 @@ func readBody(r *http.Request, v any) error {
 		return fmt.Errorf("the body is not the JSON expected: %w", err)
 	}
 	return nil
+}
+
+// bodyError answers a body readBody refused: 413 when it is too large,
+// else 400.
+func (s *Server) bodyError(w http.ResponseWriter, err error) {
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		s.jsonError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d KiB", maxBody>>10))
+		return
+	}
+	s.jsonError(w, http.StatusBadRequest, err.Error())
 }
 
 // answerResult is the body of a successful approve or reject.
@@ -171,8 +186,8 @@ func (s *Server) apiAnswer(status string) http.HandlerFunc {
 			// Workflow names the remote run when several wait on id.
 			Workflow string `json:"workflow"`
 		}
-		if err := readBody(r, &body); err != nil {
-			s.jsonError(w, http.StatusBadRequest, err.Error())
+		if err := readBody(w, r, &body); err != nil {
+			s.bodyError(w, err)
 			return
 		}
 		if s.opt.Remote != nil {
@@ -231,8 +246,8 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 		// Workflow names the remote run to stop; empty stops every one.
 		Workflow string `json:"workflow"`
 	}{}
-	if err := readBody(r, &body); err != nil {
-		s.jsonError(w, http.StatusBadRequest, err.Error())
+	if err := readBody(w, r, &body); err != nil {
+		s.bodyError(w, err)
 		return
 	}
 	if strings.TrimSpace(body.Reason) == "" {

@@ -18,7 +18,7 @@ import (
 
 // bigStore returns a workspace whose store holds one task with n events,
 // written in one transaction.
-func bigStore(b *testing.B, n int) (*workspace.Workspace, *store.Store, int64) {
+func bigStore(b testing.TB, n int) (*workspace.Workspace, *store.Store, int64) {
 	b.Helper()
 	ctx := context.Background()
 	ws, err := workspace.Open(ctx, gitRepo(b))

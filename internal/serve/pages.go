@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -25,7 +28,11 @@ type page struct {
 	Active string
 	// Token is handed to the page's script for mutations, only when the
 	// request itself carried the token.
-	Token       string
+	Token string
+	// Act is true when the request came from someone who opened the
+	// printed URL (the token or the read cookie): the page offers its
+	// actions, which the script makes with the token it keeps.
+	Act         bool
 	NoDB        bool
 	Running     bool
 	PID         int
@@ -66,7 +73,8 @@ func (p page) Nav() any { return navItems }
 // requests.
 func (s *Server) base(ctx context.Context, r *http.Request, active, title string) page {
 	p := page{Title: title, Active: active, Now: time.Now()}
-	if authed(r) {
+	p.Act = authed(r)
+	if carriedToken(r) {
 		p.Token = s.opt.Token
 	}
 	if s.opt.Remote != nil {
@@ -159,6 +167,12 @@ type overviewData struct {
 	CostUSD    float64
 	Tokens     int64
 	Recent     []eventRow
+	// Change is the task's change to the tree; HasChange is false when
+	// it has no task-N-pre snapshot to measure it from.
+	Change    taskChange
+	HasChange bool
+	// PreviousChanges are the previous tasks' changes, by task number.
+	PreviousChanges map[int]taskChange
 }
 
 func (s *Server) overview(ctx context.Context) (overviewData, error) {
@@ -222,12 +236,19 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 			d.Previous = append(d.Previous, x)
 		}
 	}
+	d.Change, d.HasChange = s.taskChange(ctx, t.Number)
+	d.PreviousChanges = map[int]taskChange{}
+	for _, x := range d.Previous[:min(len(d.Previous), 20)] {
+		if c, ok := s.taskChange(ctx, x.Number); ok {
+			d.PreviousChanges[x.Number] = c
+		}
+	}
 	evs, err := st.EventsPage(ctx, store.EventQuery{TaskID: t.ID, Limit: 30})
 	if err != nil {
 		return d, err
 	}
 	for _, e := range evs {
-		d.Recent = append(d.Recent, eventView(e))
+		d.Recent = append(d.Recent, s.eventView(e))
 	}
 	return d, nil
 }
@@ -273,6 +294,10 @@ type eventsData struct {
 	// Older is the id to page back from; 0 when this is the last page.
 	Older int64
 	First bool
+	// Task is the task shown, with its change to the tree.
+	Task      store.Task
+	Change    taskChange
+	HasChange bool
 }
 
 const pageSize = 200
@@ -315,13 +340,19 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 				q.TaskID = t.ID
 			}
 		}
+		if q.TaskID != 0 {
+			if t, err := st.GetTask(ctx, q.TaskID); err == nil {
+				d.Task = t
+				d.Change, d.HasChange = s.taskChange(ctx, t.Number)
+			}
+		}
 		evs, err := st.EventsPage(ctx, q)
 		if err != nil {
 			s.htmlError(w, r, http.StatusInternalServerError, err.Error())
 			return
 		}
 		for _, e := range evs {
-			d.Events = append(d.Events, eventView(e))
+			d.Events = append(d.Events, s.eventView(e))
 		}
 		if len(evs) == q.Limit {
 			d.Older = evs[len(evs)-1].ID
@@ -443,6 +474,8 @@ type snapshotData struct {
 	Deleted  int
 	Undo     string
 	Holder   int
+	// To is the snapshot compared with, "" for the working tree.
+	To string
 	// File and Lines are a file's text diff.
 	File   string
 	Lines  []diffLine
@@ -487,12 +520,39 @@ func (s *Server) snapshotChanges(w http.ResponseWriter, r *http.Request) (snapsh
 	if !ok {
 		return snapshotData{}, false
 	}
-	changes, err := repo.Diff(r.Context(), snap.Name)
+	to, ok := s.compareTo(w, r, repo)
+	if !ok {
+		return snapshotData{}, false
+	}
+	changes, err := s.changesTo(r.Context(), repo, snap.Name, to)
 	if err != nil {
 		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
 		return snapshotData{}, false
 	}
-	return snapshotData{Snapshot: snap, Changes: changes}, true
+	return snapshotData{Snapshot: snap, Changes: changes, To: to}, true
+}
+
+// compareTo reads the ?to= snapshot a diff view compares with ("" for
+// the working tree); ok is false once it has answered 404.
+func (s *Server) compareTo(w http.ResponseWriter, r *http.Request, repo *snapshot.Repo) (string, bool) {
+	to := r.URL.Query().Get("to")
+	if to == "" {
+		return "", true
+	}
+	if _, err := repo.Resolve(r.Context(), to); err != nil {
+		s.htmlError(w, r, http.StatusNotFound, "no snapshot named "+strconv.Quote(to)+" (see the snapshots page)")
+		return "", false
+	}
+	return to, true
+}
+
+// changesTo returns what differs from snapshot name to snapshot to, or to
+// the working tree when to is "".
+func (s *Server) changesTo(ctx context.Context, repo *snapshot.Repo, name, to string) ([]snapshot.FileChange, error) {
+	if to == "" {
+		return repo.Diff(ctx, name)
+	}
+	return repo.DiffBetween(ctx, name, to)
 }
 
 func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
@@ -515,10 +575,40 @@ func (s *Server) pageSnapshotDiff(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "snapshot", "", p)
 }
 
+// showable reports whether the file view may show path (slash-separated,
+// relative to the workspace): never a path out of the tree, git's own
+// files, ralph's private files or the access token's file wherever it
+// lives; files that usually hold secrets (.env, keys) only to a request
+// that carries the token.
+func (s *Server) showable(r *http.Request, path string) bool {
+	if path == "" || !fs.ValidPath(path) || path == "." || workspace.IsPrivate(path) {
+		return false
+	}
+	for _, part := range strings.Split(path, "/") {
+		if strings.EqualFold(part, ".git") {
+			return false
+		}
+	}
+	if s.opt.TokenFile != "" && sameFile(filepath.Join(s.ws.Root, filepath.FromSlash(path)), s.opt.TokenFile) {
+		return false
+	}
+	return carriedToken(r) || !secrets.IsFile(path)
+}
+
+// sameFile reports whether a and b name the same file, through links.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	x, err1 := os.Stat(a)
+	y, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(x, y)
+}
+
 func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	path := r.URL.Query().Get("path")
-	if path == "" || workspace.IsPrivate(path) {
+	if !s.showable(r, path) {
 		s.htmlError(w, r, http.StatusNotFound, "no such file in the diff")
 		return
 	}
@@ -526,12 +616,34 @@ func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	to, ok := s.compareTo(w, r, repo)
+	if !ok {
+		return
+	}
+	// Only a file the snapshot and the working tree (or the snapshot
+	// compared with) differ in, as the snapshot store sees the tree (what
+	// git ignores and ralph's private files are not part of it).
+	changes, err := s.changesTo(ctx, repo, snap.Name, to)
+	if err != nil {
+		s.htmlError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if !slices.ContainsFunc(changes, func(c snapshot.FileChange) bool { return c.Path == path }) {
+		s.htmlError(w, r, http.StatusNotFound, "no such file in the diff")
+		return
+	}
 	old, err := repo.ReadFile(ctx, snap.Name, path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.htmlError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	cur, err2 := readWorkingFile(s.ws.Root, path)
+	var cur []byte
+	var err2 error
+	if to == "" {
+		cur, err2 = readWorkingFile(s.ws.Root, path)
+	} else {
+		cur, err2 = repo.ReadFile(ctx, to, path)
+	}
 	if err2 != nil && !errors.Is(err2, os.ErrNotExist) {
 		s.htmlError(w, r, http.StatusBadRequest, err2.Error())
 		return
@@ -541,7 +653,7 @@ func (s *Server) pageSnapshotFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.base(ctx, r, "snapshots", path)
-	d := snapshotData{Snapshot: snap, File: path}
+	d := snapshotData{Snapshot: snap, File: path, To: to}
 	if isBinary(old) || isBinary(cur) {
 		d.Binary = true
 	} else {

@@ -105,7 +105,7 @@ func newRemote() *fakeRemote {
 func TestRemoteOverviewListsTheWorkflows(t *testing.T) {
 	fr := newRemote()
 	f := newFixture(t, fixtureOpt{temporal: fr})
-	code, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
+	code, body, _ := f.do("GET", "/", "", f.readCookie()...)
 	if code != 200 {
 		t.Fatalf("GET / = %d\n%s", code, body)
 	}

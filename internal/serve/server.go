@@ -9,15 +9,19 @@
 // embedded; there is no build step.
 //
 // Security: every request to a non-loopback address needs the access
-// token; on loopback reads are open and every mutation needs it, as an
+// token, or the read-only cookie opening the printed URL leaves; on
+// loopback reads are open and every mutation needs the token, as an
 // Authorization: Bearer header, from the same origin. Values of secrets
 // found in the environment and ralph.toml are scrubbed from every page
-// and response.
+// and response (the run scrubs its own before they are stored), and the
+// file view shows only files of a snapshot's diff.
 package serve
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +38,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -41,9 +46,6 @@ import (
 // TokenFile is the name, under .ralph/, of the file ralph serve writes
 // its access token to.
 const TokenFile = workspace.ServeToken
-
-// cookieName is the cookie a browser that opened the tokened URL keeps.
-const cookieName = "ralph_token"
 
 // StatusFunc builds what ralph status --json prints, for GET /api/status.
 type StatusFunc func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error)
@@ -54,6 +56,9 @@ type Options struct {
 	Workspace *workspace.Workspace
 	// Token is the access token; NewToken makes one.
 	Token string
+	// TokenFile is the file the token is kept in, never shown by the
+	// file view wherever it lives.
+	TokenFile string
 	// Loopback is true when the server listens only on a loopback
 	// address: then reads need no token.
 	Loopback bool
@@ -69,7 +74,7 @@ type Options struct {
 	Remote Remote
 	// RemotePoll is how often Remote is asked for its runs; 0 means 1s.
 	RemotePoll time.Duration
-	// Secrets are values never to show (see Secrets).
+	// Secrets are values never to show (see secrets.Values).
 	Secrets []string
 	// Poll is how often the store is checked for changes; 0 means 100ms.
 	Poll time.Duration
@@ -79,16 +84,20 @@ type Options struct {
 
 // Server serves one workspace's dashboard.
 type Server struct {
-	opt    Options
-	ws     *workspace.Workspace
-	pages  map[string]*template.Template
-	scrub  *Scrubber
-	hub    *hub
-	cop    *http.CrossOriginProtection
-	log    *slog.Logger
-	mu     sync.Mutex
-	st     *store.Store
-	closed bool
+	opt   Options
+	ws    *workspace.Workspace
+	pages map[string]*template.Template
+	scrub *secrets.Scrubber
+	hub   *hub
+	// changes caches the tasks' diff stats.
+	changes changeCache
+	// replays holds a slot for each stream reading a page of backlog.
+	replays chan struct{}
+	cop     *http.CrossOriginProtection
+	log     *slog.Logger
+	mu      sync.Mutex
+	st      *store.Store
+	closed  bool
 	// lastRuns is the remote's runs as last published, as JSON.
 	lastRuns string
 }
@@ -141,13 +150,15 @@ func New(opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opt:   opt,
-		ws:    opt.Workspace,
-		pages: pages,
-		scrub: NewScrubber(opt.Secrets),
-		hub:   newHub(),
-		cop:   http.NewCrossOriginProtection(),
-		log:   opt.Logger.With("component", "serve"),
+		opt:     opt,
+		ws:      opt.Workspace,
+		pages:   pages,
+		scrub:   secrets.New(opt.Secrets),
+		hub:     newHub(),
+		replays: make(chan struct{}, maxReplays),
+		changes: changeCache{done: map[int]taskChange{}, live: map[int]liveChange{}},
+		cop:     http.NewCrossOriginProtection(),
+		log:     opt.Logger.With("component", "serve"),
 	}
 	return s, nil
 }
@@ -220,13 +231,49 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/snapshots/{name}/diff", s.localAPI(s.apiSnapshotDiff))
 	mux.HandleFunc("POST /api/snapshots/{name}/rollback", s.localAPI(s.apiRollback))
 	mux.HandleFunc("GET /api/specs", s.localAPI(s.apiSpecs))
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		data, _ := assets.ReadFile("static/favicon.svg")
+		_, _ = w.Write(data)
+	})
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.jsonError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+" is not allowed (allowed: "+allow+")")
+			return
+		}
 		s.jsonError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); allow != "" {
+			w.Header().Set("Allow", allow)
+			s.htmlError(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed at "+r.URL.Path+" (allowed: "+allow+").")
+			return
+		}
 		s.htmlError(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	})
 	return s.guard(mux)
+}
+
+// allowed returns the methods mux serves r's path with, other than by a
+// catch-all ("GET, HEAD", "POST"); "" when there is none.
+func allowed(mux *http.ServeMux, r *http.Request) string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if m == r.Method {
+			continue
+		}
+		c := r.Clone(r.Context())
+		c.Method = m
+		if _, pat := mux.Handler(c); pat != "" && pat != "/" && pat != "/api/" {
+			out = append(out, m)
+			if m == http.MethodGet {
+				out = append(out, http.MethodHead)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {
@@ -266,9 +313,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if q := r.URL.Query().Get("token"); q != "" && s.valid(q) {
-			// The printed URL carries the token: keep it in a cookie and
-			// take it out of the address bar (and of any Referer).
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			// The printed URL carries the token. The browser keeps a
+			// cookie that lets it read (a browser sends a loopback
+			// cookie to every port of the host, so it is named for
+			// this dashboard and is not the token); the page's script
+			// keeps the token itself, for actions, from the address's
+			// fragment, which no request and no Referer carries.
+			http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: s.readCredential(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			if !api {
 				u := *r.URL
 				v := u.Query()
@@ -278,12 +329,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				if strings.HasPrefix(to, "//") || strings.HasPrefix(to, "/\\") {
 					to = "/" // never a redirect to another host
 				}
-				http.Redirect(w, r, to, http.StatusSeeOther)
+				http.Redirect(w, r, to+"#token="+url.QueryEscape(q), http.StatusSeeOther)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), authKey{}, true))
-		} else if s.bearer(r) || s.cookie(r) {
+		} else if s.bearer(r) {
 			r = r.WithContext(context.WithValue(r.Context(), authKey{}, true))
+		} else if s.cookie(r) {
+			r = r.WithContext(context.WithValue(r.Context(), authKey{}, false))
 		} else if !s.opt.Loopback {
 			s.deny(w, r, api, http.StatusUnauthorized, "this dashboard needs the access token: open the URL ralph serve printed (the token is also in .ralph/serve.token)")
 			return
@@ -292,13 +345,37 @@ func (s *Server) guard(next http.Handler) http.Handler {
 	})
 }
 
+// authKey holds, in a request's context, true when the request carried
+// the token itself and false when it carried only the read cookie.
 type authKey struct{}
 
-// authed reports whether the request carried the token, so the page may
-// hand it to its script for mutations.
+// authed reports whether the request carried the token or the read
+// cookie: it is someone who opened the printed URL.
 func authed(r *http.Request) bool {
+	_, ok := r.Context().Value(authKey{}).(bool)
+	return ok
+}
+
+// carriedToken reports whether the request carried the token itself, so
+// the page may hand it to its script.
+func carriedToken(r *http.Request) bool {
 	v, _ := r.Context().Value(authKey{}).(bool)
 	return v
+}
+
+// cookieName is the read cookie's name, bound to this dashboard's token
+// so two dashboards on one host keep a cookie each.
+func (s *Server) cookieName() string {
+	sum := sha256.Sum256([]byte("ralph serve cookie name\x00" + s.opt.Token))
+	return "ralph_" + hex.EncodeToString(sum[:6])
+}
+
+// readCredential is the read cookie's value: derived from the token, it
+// lets a browser read, and cannot act or be turned back into the token.
+func (s *Server) readCredential() string {
+	m := hmac.New(sha256.New, []byte(s.opt.Token))
+	m.Write([]byte("ralph serve read cookie"))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 func (s *Server) valid(tok string) bool {
@@ -311,8 +388,8 @@ func (s *Server) bearer(r *http.Request) bool {
 }
 
 func (s *Server) cookie(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	return err == nil && s.valid(c.Value)
+	c, err := r.Cookie(s.cookieName())
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.readCredential())) == 1
 }
 
 func (s *Server) deny(w http.ResponseWriter, r *http.Request, api bool, code int, msg string) {
@@ -357,12 +434,51 @@ func (s *Server) apiFail(w http.ResponseWriter, err error) {
 	s.jsonError(w, http.StatusInternalServerError, err.Error())
 }
 
-// SelfURL returns the dashboard's URL, with the token, for the address
-// it listens on (127.0.0.1 for an address on every interface).
+// SelfURL returns the dashboard's URL, with the token when there is one,
+// for the address it listens on (127.0.0.1 for an address on every
+// interface).
 func SelfURL(addr net.Addr, token string) string {
 	host := addr.String()
 	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		host = net.JoinHostPort("127.0.0.1", fmt.Sprint(ta.Port))
 	}
-	return (&url.URL{Scheme: "http", Host: host, Path: "/", RawQuery: "token=" + token}).String()
+	return tokenURL(host, token)
+}
+
+func tokenURL(host, token string) string {
+	u := &url.URL{Scheme: "http", Host: host, Path: "/"}
+	if token != "" {
+		u.RawQuery = "token=" + token
+	}
+	return u.String()
+}
+
+// SelfURLs returns the URLs another machine can open the dashboard at:
+// one per address of the host's interfaces that is not loopback when it
+// listens on every interface, else the one it listens on.
+func SelfURLs(addr net.Addr, token string) []string {
+	ta, ok := addr.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return []string{SelfURL(addr, token)}
+	}
+	ifaces, _ := net.InterfaceAddrs()
+	return lanURLs(ifaces, ta, token)
+}
+
+func lanURLs(ifaces []net.Addr, ta *net.TCPAddr, token string) []string {
+	var out []string
+	for _, a := range ifaces {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || n.IP.IsMulticast() {
+			continue
+		}
+		if ta.IP.To4() != nil && n.IP.To4() == nil {
+			continue // 0.0.0.0 listens on IPv4 only
+		}
+		out = append(out, tokenURL(net.JoinHostPort(n.IP.String(), fmt.Sprint(ta.Port)), token))
+	}
+	if len(out) == 0 {
+		return []string{SelfURL(ta, token)}
+	}
+	return out
 }

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -183,20 +187,50 @@ func TestTokenInURLSetsCookieAndPageGetsTheToken(t *testing.T) {
 	if code != http.StatusSeeOther {
 		t.Fatalf("GET with token = %d, want 303", code)
 	}
-	if loc := h.Get("Location"); strings.Contains(loc, "token") || !strings.Contains(loc, "kind=text") {
+	if loc, _, _ := strings.Cut(h.Get("Location"), "#"); strings.Contains(loc, "token") || !strings.Contains(loc, "kind=text") {
 		t.Errorf("redirect to %q: want the token taken out and the rest kept", loc)
 	}
+	if loc := h.Get("Location"); !strings.HasSuffix(loc, "#token="+testToken) {
+		t.Errorf("redirect to %q: want the token in the fragment, for the page's script", loc)
+	}
 	cookie := h.Get("Set-Cookie")
-	if !strings.Contains(cookie, "ralph_token="+testToken) || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
+	if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
 		t.Errorf("Set-Cookie = %q", cookie)
 	}
-	if _, _, h := f.do("GET", "//evil.example/x?token="+testToken, ""); h.Get("Location") != "/" {
+	// Every local port receives a loopback cookie: it is not the token,
+	// and it is named for this dashboard.
+	if strings.Contains(cookie, testToken) || strings.HasPrefix(cookie, "ralph_token=") {
+		t.Errorf("Set-Cookie = %q: the cookie carries the token or a name another dashboard uses", cookie)
+	}
+	other, err := New(Options{Workspace: f.ws, Token: strings.Repeat("9", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.cookieName() == f.srv.cookieName() {
+		t.Error("two dashboards share a cookie name")
+	}
+	if _, _, h := f.do("GET", "//evil.example/x?token="+testToken, ""); !strings.HasPrefix(h.Get("Location"), "/#") {
 		t.Errorf("a tokened //host path redirects to %q", h.Get("Location"))
 	}
-	_, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
+	_, body, _ := f.do("GET", "/", "", "Cookie", strings.Split(cookie, ";")[0])
+	if strings.Contains(body, testToken) {
+		t.Error("a page opened with the read cookie hands out the token")
+	}
+	if !strings.Contains(body, "You can act from this page") {
+		t.Error("a page opened with the read cookie does not offer its actions")
+	}
+	if code, _, _ := f.do("POST", "/api/stop", "", "Cookie", strings.Split(cookie, ";")[0]); code != http.StatusUnauthorized {
+		t.Errorf("POST /api/stop with the read cookie = %d, want 401", code)
+	}
+	_, body, _ = f.do("GET", "/", "", bearer...)
 	if !strings.Contains(body, `<meta name="ralph-token" content="`+testToken+`">`) {
 		t.Error("a page opened with the token does not pass it to its script")
 	}
+}
+
+// readCookie is the header a browser that opened the printed URL sends.
+func (f *fixture) readCookie() []string {
+	return []string{"Cookie", f.srv.cookieName() + "=" + f.srv.readCredential()}
 }
 
 func TestNonLoopbackNeedsTheTokenForEveryRequest(t *testing.T) {
@@ -216,7 +250,7 @@ func TestNonLoopbackNeedsTheTokenForEveryRequest(t *testing.T) {
 	if code, body, _ := f.do("GET", "/api/pending", "", bearer...); code != 200 {
 		t.Errorf("GET /api/pending with bearer = %d %s", code, body)
 	}
-	if code, body, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken); code != 200 || !strings.Contains(body, "add a login page") {
+	if code, body, _ := f.do("GET", "/", "", f.readCookie()...); code != 200 || !strings.Contains(body, "add a login page") {
 		t.Errorf("GET / with cookie = %d", code)
 	}
 }
@@ -254,7 +288,7 @@ func TestMutationsNeedTheBearerToken(t *testing.T) {
 	}{
 		{"none", nil},
 		{"wrong", []string{"Authorization", "Bearer ffffffffffffffffffffffffffffffff"}},
-		{"cookie only", []string{"Cookie", "ralph_token=" + testToken}},
+		{"cookie only", f.readCookie()},
 		{"token in query", nil},
 	}
 	for _, c := range cases {
@@ -372,7 +406,7 @@ func TestStopWhileARunHoldsTheWorkspace(t *testing.T) {
 		t.Errorf("stop request in the store = %q %v %v", v, ok, err)
 	}
 	// The overview offers the stop button to a page with the token.
-	_, page, _ := f.do("GET", "/", "", "Cookie", "ralph_token="+testToken)
+	_, page, _ := f.do("GET", "/", "", f.readCookie()...)
 	if !strings.Contains(page, `id="stop-form"`) {
 		t.Error("the overview of a running task has no stop form")
 	}
@@ -470,11 +504,11 @@ func TestSecretsNeverAppear(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ralph.toml"), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	secrets := Secrets([]string{"MY_LLM_KEY_VAR=" + envKey, "HOME=/home/me", "GITHUB_TOKEN=short"}, dir)
-	if len(secrets) != 2 {
-		t.Fatalf("Secrets = %q, want the env key and the toml password", secrets)
+	vals := secrets.Values([]string{"MY_LLM_KEY_VAR=" + envKey, "HOME=/home/me", "GITHUB_TOKEN=short"}, dir)
+	if len(vals) != 2 {
+		t.Fatalf("Values = %q, want the env key and the toml password", vals)
 	}
-	f := newFixture(t, fixtureOpt{secrets: secrets})
+	f := newFixture(t, fixtureOpt{secrets: vals})
 	leak := "key " + envKey + " pw " + tomlKey + " and " + shaped + " <&>" + envKey
 	f.event(store.Event{Kind: "text", Text: leak})
 	f.event(store.Event{Kind: "tool_call", Tool: "shell", Data: `{"argv":["curl","-H","x-api-key: ` + envKey + `"]}`})
@@ -496,8 +530,8 @@ func TestSecretsNeverAppear(t *testing.T) {
 				t.Errorf("GET %s shows the secret %q", p, s)
 			}
 		}
-		if !strings.Contains(body, redacted) && p != "/fragment/overview" {
-			t.Errorf("GET %s shows no %s where a secret was", p, redacted)
+		if !strings.Contains(body, secrets.Redacted) && p != "/fragment/overview" {
+			t.Errorf("GET %s shows no %s where a secret was", p, secrets.Redacted)
 		}
 	}
 	// The live stream too.
@@ -781,5 +815,219 @@ func TestPendingRequestShowsItsDetails(t *testing.T) {
 	}
 	if !strings.Contains(body, "<pre class=\"details\">M scripts/check.sh (gate check reads it)\n-grep -q ok out.txt\n&#43;exit 0</pre>") {
 		t.Errorf("the diff is not shown as it is:\n%s", body)
+	}
+}
+
+// A key exported only in the run's environment: the run's store scrubs
+// it as events enter, so no page of a dashboard that never knew the key
+// shows it.
+func TestSecretsOfTheRunNeverReachAPage(t *testing.T) {
+	const key = "only-in-the-run-Hq4Lz7Pw"
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	f := newFixture(t, fixtureOpt{}) // the store opens in the run's environment
+	f.event(store.Event{Kind: "tool_result", Text: "env says ANTHROPIC_API_KEY=" + key})
+	f.event(store.Event{Kind: "tool_call", Tool: "shell", Data: `{"argv":["curl","-H","x-api-key: ` + key + `"]}`})
+	_ = f.st.AddGateResults(context.Background(), []store.GateResult{{TaskID: f.task, Iteration: 3, Gate: "tests", Status: "fail", Message: "the test printed " + key}})
+	var raw string
+	if err := f.st.DB().QueryRow(`SELECT group_concat(text || tool || data, ' ') FROM events`).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(raw, key) || !strings.Contains(raw, secrets.Redacted) {
+		t.Errorf("the store holds the key: %s", raw)
+	}
+	for _, p := range []string{"/", "/events", "/events?q=curl", "/gates", "/fragment/overview", "/api/status", "/api/events"} {
+		_, body, _ := f.do("GET", p, "")
+		if strings.Contains(body, key) {
+			t.Errorf("GET %s shows the run's key", p)
+		}
+	}
+}
+
+// A key cut short by a page's one-line summary is scrubbed before it is
+// cut, so not even its head shows.
+func TestSecretsAreScrubbedBeforeTheyAreCut(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	token := "ghp_" + strings.Repeat("Ab3", 12) // 40 characters
+	text := strings.Repeat("x", 174) + " " + token + " tail"
+	// Written as an older ralph wrote it, unscrubbed.
+	if _, err := f.st.DB().Exec(`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, 2, ?, 'agent', 'text', '', ?, '')`,
+		f.task, time.Now().UTC().Format(time.RFC3339Nano), text); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/", "/events"} {
+		_, body, _ := f.do("GET", p, "")
+		if strings.Contains(body, "ghp_Ab3Ab3") {
+			t.Errorf("GET %s shows the head of a cut token", p)
+		}
+	}
+}
+
+// The file view shows only what the snapshot and the working tree differ
+// in: never git's files, the token file wherever it lives, an unchanged
+// file, and a secret-looking file only with the token.
+func TestFileViewShowsOnlyTheDiff(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	tokenFile := filepath.Join(f.ws.Root, "dash.token")
+	f.srv.opt.TokenFile = tokenFile
+	_ = os.WriteFile(filepath.Join(f.ws.Root, "same.txt"), []byte("unchanged\n"), 0o644)
+	saveSnapshot(t, f, "app.txt", "one\n")
+	for name, content := range map[string]string{
+		"dash.token": testToken + "\n", ".env": "DATABASE_PASSWORD=pw-83kq\n", "app.txt": "two\n",
+		"with space.txt": "a b\n", `quote"d.txt`: "q\n",
+	} {
+		_ = os.WriteFile(filepath.Join(f.ws.Root, name), []byte(content), 0o644)
+	}
+	open := func(path string, header ...string) int {
+		code, _, _ := f.do("GET", "/snapshots/task-1-pre/file?path="+url.QueryEscape(path), "", header...)
+		return code
+	}
+	for _, p := range []string{".git/config", ".git/HEAD", "dash.token", "same.txt", ".env", "nowhere.txt"} {
+		if code := open(p); code != 404 {
+			t.Errorf("file view of %s = %d, want 404", p, code)
+		}
+	}
+	if code := open("dash.token", bearer...); code != 404 {
+		t.Errorf("file view of the token file with the token = %d, want 404", code)
+	}
+	for _, p := range []string{"app.txt", "with space.txt", `quote"d.txt`} {
+		if code := open(p); code != 200 {
+			t.Errorf("file view of %s = %d, want 200", p, code)
+		}
+	}
+	if code := open(".env", bearer...); code != 200 {
+		t.Errorf("file view of .env with the token = %d, want 200", code)
+	}
+}
+
+func TestLANURLs(t *testing.T) {
+	nets := []net.Addr{
+		&net.IPNet{IP: net.ParseIP("127.0.0.1"), Mask: net.CIDRMask(8, 32)},
+		&net.IPNet{IP: net.ParseIP("192.168.1.20"), Mask: net.CIDRMask(24, 32)},
+		&net.IPNet{IP: net.ParseIP("fe80::1"), Mask: net.CIDRMask(64, 128)},
+		&net.IPNet{IP: net.ParseIP("2001:db8::5"), Mask: net.CIDRMask(64, 128)},
+	}
+	for _, tc := range []struct {
+		listen string
+		want   []string
+	}{
+		{"0.0.0.0", []string{"http://192.168.1.20:7777/?token=t"}},
+		{"::", []string{"http://192.168.1.20:7777/?token=t", "http://[2001:db8::5]:7777/?token=t"}},
+	} {
+		got := lanURLs(nets, &net.TCPAddr{IP: net.ParseIP(tc.listen), Port: 7777}, "t")
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("listening on %s: URLs %q, want %q", tc.listen, got, tc.want)
+		}
+	}
+	if got := lanURLs(nets[:1], &net.TCPAddr{IP: net.IPv4zero, Port: 7777}, "t"); len(got) != 1 || got[0] != "http://127.0.0.1:7777/?token=t" {
+		t.Errorf("with loopback only: %q", got)
+	}
+}
+
+func TestSecondDashboardIsRefused(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	l, err := LockWorkspace(f.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Record("http://127.0.0.1:7777/")
+	_, err = LockWorkspace(f.ws)
+	var be *BusyError
+	if !errors.As(err, &be) || be.PID != os.Getpid() || be.Addr != "http://127.0.0.1:7777/" {
+		t.Fatalf("a second lock = %v, want a BusyError naming this process and its address", err)
+	}
+	l.Release()
+	l2, err := LockWorkspace(f.ws)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l2.Release()
+}
+
+func TestMethodsBodiesAndFavicon(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	for _, c := range []struct{ method, path, allow string }{
+		{"GET", "/api/stop", "POST"},
+		{"GET", "/api/pending/1/approve", "POST"},
+		{"POST", "/events", "GET, HEAD"},
+		{"DELETE", "/api/status", "GET, HEAD"},
+		{"PUT", "/snapshots", "GET, HEAD"},
+	} {
+		code, _, h := f.do(c.method, c.path, "", bearer...)
+		if code != http.StatusMethodNotAllowed || h.Get("Allow") != c.allow {
+			t.Errorf("%s %s = %d Allow %q, want 405 Allow %q", c.method, c.path, code, h.Get("Allow"), c.allow)
+		}
+	}
+	if code, _, _ := f.do("GET", "/no/such/page", ""); code != 404 {
+		t.Errorf("GET /no/such/page = %d, want 404", code)
+	}
+	r := f.request(store.HumanRequest{Prompt: "Deploy?"})
+	big := `{"response": "` + strings.Repeat("x", 70<<10) + `"}`
+	if code, body, _ := f.do("POST", "/api/pending/"+itoa(r.ID)+"/approve", big, bearer...); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 70 KiB body = %d, want 413\n%s", code, body)
+	}
+	if pendingStatus(t, f, r.ID) != store.HumanPending {
+		t.Error("a refused body answered the request")
+	}
+	code, body, h := f.do("GET", "/favicon.ico", "")
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Type"), "image/svg+xml") || !strings.Contains(body, "<svg") {
+		t.Errorf("GET /favicon.ico = %d %s", code, h.Get("Content-Type"))
+	}
+}
+
+// The overview and the events page say how much the task changed: files,
+// added and deleted lines, from its task-N-pre snapshot.
+func TestTaskDiffStats(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	ctx := context.Background()
+	repo, err := snapshot.Open(ctx, f.ws.Root, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(f.ws.Root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "one\n")
+	if _, err := repo.Save(ctx, snapshot.TaskPre(1), "before task 1"); err != nil {
+		t.Fatal(err)
+	}
+	write("a.txt", "one\ntwo\n")
+	if _, err := repo.Save(ctx, snapshot.TaskPost(1), "after task 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Save(ctx, snapshot.TaskPre(2), "before task 2"); err != nil {
+		t.Fatal(err)
+	}
+	write("a.txt", "uno\ntwo\n")
+	write("b.txt", "1\n2\n3\n")
+	_, body, _ := f.do("GET", "/", "")
+	for _, want := range []string{
+		`Changes so far</dt><dd class="diffstat"><a href="/snapshots/task-2-pre"`, `>2 files</a> <span class="plus">+4</span> <span class="minus">−1</span>`,
+		`<td class="diffstat"><a href="/snapshots/task-1-pre?to=task-1-post" title="the diff from task-1-pre to task-1-post">1 file</a> <span class="plus">+1</span> <span class="minus">−0</span>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the overview lacks %s", want)
+		}
+	}
+	_, body, _ = f.do("GET", "/events", "")
+	if !strings.Contains(body, "Task 2 changed so far: ") || !strings.Contains(body, `<span class="plus">+4</span>`) {
+		t.Error("the events page does not say how much the task changed")
+	}
+	// A finished task's diff view compares its two snapshots, whatever
+	// the working tree holds since.
+	_, body, _ = f.do("GET", "/snapshots/task-1-pre?to=task-1-post", "")
+	if !strings.Contains(body, "1 files differ from task-1-post") || !strings.Contains(body, `file?path=a.txt&amp;to=task-1-post`) || strings.Contains(body, "b.txt") {
+		t.Errorf("the task's diff view:\n%s", body)
+	}
+	_, body, _ = f.do("GET", "/snapshots/task-1-pre/file?path=a.txt&to=task-1-post", "")
+	if !strings.Contains(body, `<span class="dadd">&#43; two</span>`) || strings.Contains(body, "uno") {
+		t.Errorf("the task's file diff:\n%s", body)
+	}
+	if code, _, _ := f.do("GET", "/snapshots/task-1-pre/file?path=b.txt&to=task-1-post", ""); code != 404 {
+		t.Errorf("a file outside the task's diff = %d, want 404", code)
+	}
+	if code, _, _ := f.do("GET", "/snapshots/task-1-pre?to=nowhere", ""); code != 404 {
+		t.Errorf("a diff to no snapshot = %d, want 404", code)
 	}
 }

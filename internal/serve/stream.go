@@ -154,27 +154,31 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 	sentVersion := int64(-1)
 	heartbeat := time.NewTicker(15 * time.Second)
 	defer heartbeat.Stop()
+	rc := http.NewResponseController(w)
+	var buf bytes.Buffer
+	// send writes what buf holds and flushes it. A client that does not
+	// read for writeTimeout is dropped, so a stalled one does not hold
+	// its goroutine and its page of events for long.
+	send := func() bool {
+		if buf.Len() == 0 {
+			return true
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err := w.Write(buf.Bytes())
+		buf.Reset()
+		if err == nil {
+			err = rc.Flush()
+		}
+		_ = rc.SetWriteDeadline(time.Time{})
+		return err == nil
+	}
 	for {
 		state, wake := s.hub.current()
-		var buf bytes.Buffer
 		// A remote run's events stay on its worker: the stream carries
 		// only the state messages.
 		if st, err := s.store(ctx); err == nil && s.opt.Remote == nil {
-			for {
-				evs, err := st.EventsAfter(ctx, 0, after, 500)
-				if err != nil {
-					if !errors.Is(err, context.Canceled) {
-						s.log.Warn("stream events", "err", err)
-					}
-					break
-				}
-				for _, e := range evs {
-					s.writeEventMessage(&buf, e, withHTML)
-					after = e.ID
-				}
-				if len(evs) < 500 {
-					break
-				}
+			if !s.replay(ctx, st, &buf, &after, withHTML, send) {
+				return
 			}
 		}
 		if state.Version != sentVersion {
@@ -182,21 +186,70 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(&buf, "event: state\ndata: %s\n\n", b)
 			sentVersion = state.Version
 		}
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return
-			}
-			fl.Flush()
+		if !send() {
+			return
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
 		case <-heartbeat.C:
-			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
+			buf.WriteString(": ping\n\n")
+			if !send() {
 				return
 			}
-			fl.Flush()
+		}
+	}
+}
+
+const (
+	// streamPage is how many events the stream reads from the store at a
+	// time.
+	streamPage = 200
+	// streamBuffer bounds what one client's stream holds in memory before
+	// it writes it out: the writes block while the client does not read,
+	// so a slow client holds at most this much.
+	streamBuffer = 64 << 10
+	// maxReplays caps the streams reading a page of backlog from the
+	// store at once; the others wait their turn, holding no events.
+	maxReplays = 4
+	// writeTimeout is how long a stream waits on a client that does not
+	// read before it drops it.
+	writeTimeout = 30 * time.Second
+)
+
+// replay writes every event after *after to the stream, a page at a time,
+// sending whenever buf passes streamBuffer; it advances *after. Reading a
+// page takes one of maxReplays slots, released before anything is sent,
+// so a client that stops reading holds one page and buf, and no slot. It
+// reports false when the client is gone.
+func (s *Server) replay(ctx context.Context, st *store.Store, buf *bytes.Buffer, after *int64, withHTML bool, send func() bool) bool {
+	for {
+		select {
+		case s.replays <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		evs, err := st.EventsAfter(ctx, 0, *after, streamPage)
+		<-s.replays
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				s.log.Warn("stream events", "err", err)
+			}
+			return ctx.Err() == nil
+		}
+		for _, e := range evs {
+			s.writeEventMessage(buf, e, withHTML)
+			*after = e.ID
+			if buf.Len() >= streamBuffer && !send() {
+				return false
+			}
+		}
+		if len(evs) < streamPage {
+			return true
+		}
+		if !send() {
+			return false
 		}
 	}
 }
@@ -211,7 +264,7 @@ func (s *Server) writeEventMessage(buf *bytes.Buffer, e store.Event, withHTML bo
 	se := streamEvent{Event: e}
 	if withHTML {
 		var b strings.Builder
-		if err := s.pages["overview"].ExecuteTemplate(&b, "event", eventView(e)); err == nil {
+		if err := s.pages["overview"].ExecuteTemplate(&b, "event", s.eventView(e)); err == nil {
 			se.HTML = b.String()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -125,16 +126,16 @@ type eventRow struct {
 	ResetAt time.Time
 }
 
-func eventView(e store.Event) eventRow {
+// eventView returns e as the pages show it, scrubbed of secrets before
+// any of it is cut short (a key cut short no longer matches).
+func (s *Server) eventView(e store.Event) eventRow {
+	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
+	e.Text = plainText(e.Text)
 	row := eventRow{Event: e, Harness: e.Source == store.SourceHarness}
 	if e.Data != "" && json.Valid([]byte(e.Data)) {
-		var b bytes.Buffer
-		if json.Indent(&b, []byte(e.Data), "", "  ") == nil {
-			row.Input = b.String()
-		}
-		b.Reset()
-		if json.Compact(&b, []byte(e.Data)) == nil && b.Len() <= 160 {
-			row.Compact = b.String()
+		row.Input = readableJSON(e.Data, "  ")
+		if c := readableJSON(e.Data, ""); len(c) <= 160 {
+			row.Compact = c
 		}
 		var rl struct {
 			ResetAt time.Time `json:"reset_at"`
@@ -145,11 +146,87 @@ func eventView(e store.Event) eventRow {
 	}
 	switch e.Kind {
 	case "tool_call":
-		row.Summary = e.Tool + " " + trimOneLine(e.Data, 160)
+		data := e.Data
+		if row.Input != "" {
+			data = readableJSON(e.Data, "")
+		}
+		row.Summary = e.Tool + " " + trimOneLine(data, 160)
 	default:
 		row.Summary = trimOneLine(e.Text, 200)
 	}
 	return row
+}
+
+// ansi matches terminal escape sequences: CSI (colours, cursor moves),
+// OSC (titles, links) and the two-character escapes.
+var ansi = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+
+// plainText returns agent output as text: terminal escapes removed, and
+// other control characters but tab and newline with them.
+func plainText(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	s = ansi.ReplaceAllString(s, "")
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+func isControl(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }
+
+// readableJSON returns data (valid JSON) indented with indent, or on one
+// line when indent is "", with its keys in their order and its strings as
+// the text they are: Go's encoder writes <, > and & as \u003c…, which a
+// person cannot read (the page escapes them for HTML itself).
+func readableJSON(data, indent string) string {
+	var b bytes.Buffer
+	var err error
+	if indent == "" {
+		err = json.Compact(&b, []byte(data))
+	} else {
+		err = json.Indent(&b, []byte(data), "", indent)
+	}
+	if err != nil {
+		return data
+	}
+	return unescapeHTML(b.String())
+}
+
+// htmlEscapes are the escapes Go's JSON encoder writes for HTML's sake.
+var htmlEscapes = map[string]string{`u003c`: "<", `u003e`: ">", `u0026`: "&"}
+
+// unescapeHTML turns \u003c, \u003e and \u0026 back into the characters,
+// where the backslash starts an escape (an odd run of backslashes).
+func unescapeHTML(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		run := j - i
+		if c, ok := htmlEscapes[s[j:min(j+5, len(s))]]; ok && run%2 == 1 {
+			b.WriteString(s[i : j-1])
+			b.WriteString(c)
+			i = j + 5
+			continue
+		}
+		b.WriteString(s[i:j])
+		i = j
+	}
+	return b.String()
 }
 
 // bar is one iteration in the overview's chart.

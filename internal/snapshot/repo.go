@@ -707,6 +707,83 @@ func (r *Repo) Diff(ctx context.Context, name string) ([]FileChange, error) {
 	return parseNameStatus(out), nil
 }
 
+// DiffBetween returns the files that differ from snapshot from to
+// snapshot to.
+func (r *Repo) DiffBetween(ctx context.Context, from, to string) ([]FileChange, error) {
+	a, err := r.resolve(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	b, err := r.resolve(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", a.Commit, b.Commit, "--")
+	if err != nil {
+		return nil, fmt.Errorf("diff %s %s: %w", from, to, err)
+	}
+	return parseNameStatus(out), nil
+}
+
+// DiffStat is the size of the change between two states of the tree.
+type DiffStat struct {
+	Files   int `json:"files"`
+	Added   int `json:"added"`
+	Deleted int `json:"deleted"`
+	// Binary counts the changed files git has no line counts for.
+	Binary int `json:"binary,omitempty"`
+}
+
+// Stat returns the size of the change from snapshot from to snapshot to,
+// or to the working tree when to is "".
+func (r *Repo) Stat(ctx context.Context, from, to string) (DiffStat, error) {
+	a, err := r.resolve(ctx, from)
+	if err != nil {
+		return DiffStat{}, fmt.Errorf("diff stat: %w", err)
+	}
+	var out []byte
+	if to == "" {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err := r.stage(ctx); err != nil {
+			return DiffStat{}, fmt.Errorf("diff stat %s: %w", from, err)
+		}
+		out, err = r.git(ctx, nil, nil, "diff-index", "--cached", "-z", "--numstat", "--no-renames", a.Commit, "--")
+	} else {
+		b, rerr := r.resolve(ctx, to)
+		if rerr != nil {
+			return DiffStat{}, fmt.Errorf("diff stat: %w", rerr)
+		}
+		out, err = r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--numstat", "--no-renames", a.Commit, b.Commit, "--")
+	}
+	if err != nil {
+		return DiffStat{}, fmt.Errorf("diff stat %s: %w", from, err)
+	}
+	return parseNumStat(out), nil
+}
+
+// parseNumStat reads `--numstat -z` output: "ADDED\tDELETED\tPATH\x00",
+// with "-" for a binary file's counts.
+func parseNumStat(out []byte) DiffStat {
+	var st DiffStat
+	for _, rec := range strings.Split(string(out), "\x00") {
+		f := strings.SplitN(rec, "\t", 3)
+		if len(f) != 3 {
+			continue
+		}
+		st.Files++
+		a, err1 := strconv.Atoi(f[0])
+		d, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			st.Binary++
+			continue
+		}
+		st.Added += a
+		st.Deleted += d
+	}
+	return st
+}
+
 // parseNameStatus reads `--name-status -z` output.
 func parseNameStatus(out []byte) []FileChange {
 	f := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
@@ -777,7 +854,9 @@ func (r *Repo) ReadFile(ctx context.Context, name, path string) ([]byte, error) 
 	}
 	header, body, _ := bytes.Cut(out, []byte("\n"))
 	f := strings.Fields(string(header))
-	if len(f) == 2 && f[1] == "missing" {
+	// A missing object's header repeats the name asked for, which may
+	// hold spaces: "<commit>:<path> missing".
+	if strings.HasSuffix(string(header), " missing") {
 		return nil, fmt.Errorf("read %s at %s: %w", path, name, fs.ErrNotExist)
 	}
 	if len(f) != 3 || f[1] != "blob" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one row of the event stream: something the agent did, or
@@ -35,11 +36,13 @@ const (
 // ({"what": "file", ...}).
 const KindTamper = "tamper"
 
-// AddEvent appends an event to the stream.
+// AddEvent appends an event to the stream, with the secrets of this
+// process's environment and the well-known key shapes scrubbed from it.
 func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 	if e.Source == "" {
 		e.Source = SourceAgent
 	}
+	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
 	res, err := s.db.ExecContext(ctx,
 		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.TaskID, e.Iteration, s.stamp(), e.Source, e.Kind, e.Tool, e.Text, e.Data)
@@ -112,7 +115,12 @@ func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
 	if q.Source != "" {
 		where, args = append(where, "source = ?"), append(args, q.Source)
 	}
-	if q.Search != "" {
+	if utf8.RuneCountInString(q.Search) >= 3 {
+		// The trigram index finds every substring of three characters
+		// or more, as LIKE does (case-insensitively for ASCII).
+		where = append(where, `id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`)
+		args = append(args, `"`+strings.ReplaceAll(q.Search, `"`, `""`)+`"`)
+	} else if q.Search != "" {
 		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Search) + "%"
 		where = append(where, `(text LIKE ? ESCAPE '\' OR tool LIKE ? ESCAPE '\' OR data LIKE ? ESCAPE '\')`)
 		args = append(args, like, like, like)

@@ -24,7 +24,7 @@ func (s *Store) AddGateResults(ctx context.Context, results []GateResult) error 
 		for _, r := range results {
 			_, err := tx.ExecContext(ctx,
 				`INSERT INTO gate_results (task_id, iteration, gate, status, message, fix, at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				r.TaskID, r.Iteration, r.Gate, r.Status, r.Message, r.Fix, s.stamp())
+				r.TaskID, r.Iteration, r.Gate, r.Status, s.scrub.String(r.Message), s.scrub.String(r.Fix), s.stamp())
 			if err != nil {
 				return fmt.Errorf("add gate result: %w", err)
 			}

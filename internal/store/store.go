@@ -24,6 +24,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/ralph-harness/ralph/internal/secrets"
 )
 
 //go:embed migrations/*.sql
@@ -37,6 +39,9 @@ type Store struct {
 	// store whose file was deleted or replaced under it is Lost.
 	path string
 	file os.FileInfo
+	// scrub removes the secrets of this process's environment from what
+	// the store records of the agent's and the gates' output.
+	scrub *secrets.Scrubber
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -54,7 +59,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, now: time.Now, path: path}
+	s := &Store{db: db, now: time.Now, path: path, scrub: secrets.ForProcess("")}
 	// Switching a new database to WAL, or recovering a WAL another
 	// process left, can report SQLITE_BUSY without waiting on the busy
 	// handler; such a moment passes, so retry it for a while.

@@ -50,6 +50,8 @@ const (
 	Worktrees = "worktrees"
 	// ServeToken is the dashboard's access token.
 	ServeToken = "serve.token"
+	// ServeLock is held by the one dashboard a workspace has.
+	ServeLock = "serve.lock"
 )
 
 // Status values of status.txt.

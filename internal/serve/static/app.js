@@ -3,7 +3,17 @@
 "use strict";
 (() => {
   const meta = (n) => document.querySelector(`meta[name="${n}"]`)?.content || "";
-  const token = meta("ralph-token");
+  // The token, for actions: from the page when the request carried it,
+  // else as the printed URL's redirect left it in the address's fragment,
+  // kept in this dashboard's (this origin's) local storage.
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (fromHash) {
+    try { localStorage.setItem("ralph-token", fromHash); } catch (_) {}
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  let stored = "";
+  try { stored = localStorage.getItem("ralph-token") || ""; } catch (_) {}
+  const token = meta("ralph-token") || fromHash || stored;
   let lastEvent = meta("ralph-last-event") || "0";
   const toast = (msg, ok) => {
     let t = document.getElementById("toast");

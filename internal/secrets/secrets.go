@@ -1,9 +1,14 @@
-package serve
+// Package secrets finds the secret values a process knows (its
+// environment's keys and tokens, ralph.toml's) and scrubs them, and the
+// well-known API key shapes, from text before it is stored, logged,
+// printed or served.
+package secrets
 
 import (
 	"bytes"
 	"encoding/json"
 	"html/template"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,26 +19,28 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// redacted replaces a secret in pages and responses.
-const redacted = "[redacted]"
+// Redacted replaces a secret.
+const Redacted = "[redacted]"
 
 // secretName matches the names of environment variables and ralph.toml
 // settings that hold secrets.
 var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential|auth|private|cookie|session)`)
 
 // secretShapes match well-known API key formats wherever they appear,
-// whether or not ralph knows the variable they came from.
-var secretShapes = regexp.MustCompile(`sk-ant-[A-Za-z0-9_\-]{16,}|sk-(?:proj-)?[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abpr]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{35}|glpat-[A-Za-z0-9_\-]{20,}`)
+// whether or not ralph knows the variable they came from. The lengths are
+// the least that is no ordinary word, so a key cut short still matches;
+// a shape inside a word ("task-management-…") is none.
+var secretShapes = regexp.MustCompile(`\b(?:sk-ant-[A-Za-z0-9_\-]{6,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{12,}|github_pat_[A-Za-z0-9_]{12,}|A[KS]IA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{20,}|glpat-[A-Za-z0-9_\-]{12,})|-----BEGIN [A-Z ]*PRIVATE KEY-----`)
 
 // minSecret is the shortest value treated as a secret: shorter values
 // ("1", "true") would redact ordinary text.
 const minSecret = 8
 
-// Secrets returns the secret values ralph serve must never show: the
+// Values returns the secret values never to show: the
 // values of environment variables whose names say they hold a key, token,
 // password or the like, of the variables ralph.toml's api_key_env names,
 // and of ralph.toml settings with such names.
-func Secrets(environ []string, root string) []string {
+func Values(environ []string, root string) []string {
 	var out []string
 	add := func(v string) {
 		v = strings.TrimSpace(v)
@@ -53,7 +60,7 @@ func Secrets(environ []string, root string) []string {
 		}
 	}
 	var cfg map[string]any
-	if data, err := os.ReadFile(filepath.Join(root, "ralph.toml")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(root, "ralph.toml")); root != "" && err == nil {
 		if toml.Unmarshal(data, &cfg) == nil {
 			walkTOML(cfg, func(k, v string) {
 				if k == "api_key_env" {
@@ -95,9 +102,8 @@ type Scrubber struct {
 	replacer *strings.Replacer
 }
 
-// NewScrubber returns a scrubber for values (and the well-known key
-// shapes).
-func NewScrubber(values []string) *Scrubber {
+// New returns a scrubber for values (and the well-known key shapes).
+func New(values []string) *Scrubber {
 	// Longest first, so a secret that contains another is replaced whole.
 	vs := slices.Clone(values)
 	slices.SortFunc(vs, func(a, b string) int { return len(b) - len(a) })
@@ -111,7 +117,7 @@ func NewScrubber(values []string) *Scrubber {
 		for _, f := range escapedForms(v) {
 			if !slices.Contains(forms, f) {
 				forms = append(forms, f)
-				pairs = append(pairs, f, redacted)
+				pairs = append(pairs, f, Redacted)
 			}
 		}
 	}
@@ -135,17 +141,24 @@ func escapedForms(v string) []string {
 
 var htmlText = template.Must(template.New("t").Parse(`{{.}}`))
 
+// ForProcess returns the scrubber of this process's secrets: those of
+// its environment and, when root is not empty, of root's ralph.toml.
+func ForProcess(root string) *Scrubber { return New(Values(os.Environ(), root)) }
+
 // String returns s with every secret replaced.
 func (sc *Scrubber) String(s string) string {
+	if sc == nil {
+		return secretShapes.ReplaceAllString(s, Redacted)
+	}
 	if len(sc.values) > 0 {
 		s = sc.replacer.Replace(s)
 	}
-	return secretShapes.ReplaceAllString(s, redacted)
+	return secretShapes.ReplaceAllString(s, Redacted)
 }
 
 // Bytes returns b with every secret replaced.
 func (sc *Scrubber) Bytes(b []byte) []byte {
-	if len(sc.values) > 0 {
+	if sc != nil && len(sc.values) > 0 {
 		for _, v := range sc.values {
 			if bytes.Contains(b, []byte(v)) {
 				b = []byte(sc.replacer.Replace(string(b)))
@@ -153,5 +166,41 @@ func (sc *Scrubber) Bytes(b []byte) []byte {
 			}
 		}
 	}
-	return secretShapes.ReplaceAll(b, []byte(redacted))
+	return secretShapes.ReplaceAll(b, []byte(Redacted))
+}
+
+// Writer returns a writer that scrubs each write before passing it to w.
+// A secret split across two writes is missed, so it suits writers that
+// take a line or a record at a time (loggers, progress reporters).
+func Writer(w io.Writer, sc *Scrubber) io.Writer { return &writer{w: w, sc: sc} }
+
+type writer struct {
+	w  io.Writer
+	sc *Scrubber
+}
+
+func (x *writer) Write(p []byte) (int, error) {
+	if _, err := x.w.Write(x.sc.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// filePatterns match the base names of files that usually hold secrets.
+var filePatterns = []string{
+	".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx",
+	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass",
+	"credentials", "credentials.*", "*.token", "secrets.*", ".htpasswd",
+}
+
+// IsFile reports whether path (slash- or OS-separated) names a file that
+// usually holds secrets: .env files, private keys, credential stores.
+func IsFile(path string) bool {
+	base := strings.ToLower(filepath.Base(filepath.FromSlash(path)))
+	for _, p := range filePatterns {
+		if ok, _ := filepath.Match(p, base); ok {
+			return true
+		}
+	}
+	return false
 }

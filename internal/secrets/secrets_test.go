@@ -1,0 +1,40 @@
+package secrets
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestScrubberShapes(t *testing.T) {
+	sc := New([]string{"a-value-from-the-env"})
+	for _, tc := range []struct{ in, want string }{
+		{"key a-value-from-the-env here", "key [redacted] here"},
+		{"short sk-ant-api03-Ab", "short [redacted]"},
+		{"cut ghp_abcdefghijklmnopqrstuv", "cut [redacted]"},
+		{"aws AKIAABCDEFGHIJKLMNOP.", "aws [redacted]."},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----", "[redacted]"},
+		{"a task-ant-list and sk-learn", "a task-ant-list and sk-learn"},
+		{"the task-management-system-design", "the task-management-system-design"},
+		{"key=sk-proj-abcdefghijklmnopqrst", "key=[redacted]"},
+	} {
+		if got := sc.String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	var b bytes.Buffer
+	_, _ = Writer(&b, sc).Write([]byte("printed a-value-from-the-env\n"))
+	if b.String() != "printed [redacted]\n" {
+		t.Errorf("Writer wrote %q", b.String())
+	}
+}
+
+func TestIsFile(t *testing.T) {
+	for path, want := range map[string]bool{
+		".env": true, "app/.env.local": true, "certs/server.pem": true, "home/.ssh/id_ed25519": true,
+		".npmrc": true, "aws/credentials": true, "main.go": false, "id_test.go": false, "environment.md": false,
+	} {
+		if got := IsFile(path); got != want {
+			t.Errorf("IsFile(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
