@@ -14,6 +14,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -159,7 +160,7 @@ func runDoctor(ctx context.Context, g *Globals, o *DoctorOptions) error {
 	}
 	for _, f := range all {
 		if f.Status == findingFail {
-			return &ExitError{Code: 1, Err: errors.New("doctor: " + f.Check + ": " + f.Message)}
+			return failure.New(failure.Failed, errors.New("doctor: "+f.Check+": "+f.Message))
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -131,7 +132,7 @@ func runAnswer(ctx context.Context, g *Globals, arg, status string, o HumanOptio
 	defer st.Close()
 	req, err := st.HumanRequestByID(ctx, id)
 	if errors.Is(err, store.ErrNoHumanRequest) {
-		return &ExitError{Code: 1, Err: fmt.Errorf("no pending request %d in this workspace (see `ralph pending`)", id)}
+		return failure.New(failure.Failed, fmt.Errorf("no pending request %d in this workspace (see `ralph pending`)", id))
 	}
 	if err != nil {
 		return err
@@ -147,9 +148,9 @@ func runAnswer(ctx context.Context, g *Globals, arg, status string, o HumanOptio
 	var np *store.NotPendingError
 	switch {
 	case errors.Is(err, store.ErrNoHumanRequest):
-		return &ExitError{Code: 1, Err: fmt.Errorf("no pending request %d in this workspace (see `ralph pending`)", id)}
+		return failure.New(failure.Failed, fmt.Errorf("no pending request %d in this workspace (see `ralph pending`)", id))
 	case errors.As(err, &np):
-		return &ExitError{Code: 1, Err: np}
+		return failure.New(failure.Failed, np)
 	case err != nil:
 		return err
 	}

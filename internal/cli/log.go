@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -45,7 +46,7 @@ and end: with --parallel N, one line per spec's step as it happens.`,
 			if !all {
 				t, err := st.LatestTask(ctx)
 				if errors.Is(err, store.ErrNoTask) {
-					return &ExitError{Code: 1, Err: err}
+					return failure.New(failure.Failed, err)
 				}
 				if err != nil {
 					return err

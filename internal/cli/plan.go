@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -198,7 +199,7 @@ func runPlanValidate(ctx context.Context, g *Globals, opts PlanValidateOptions, 
 		}
 	}
 	if !res.OK() {
-		return &ExitError{Code: 1}
+		return failure.New(failure.Failed, nil)
 	}
 	return nil
 }
@@ -235,7 +236,7 @@ func parsePlan(g *Globals, arg string) (*plan.Node, error) {
 	}
 	root, err := plan.ParseFile(name, src)
 	if err != nil {
-		return nil, &ExitError{Code: 1, Err: err}
+		return nil, failure.New(failure.Failed, err)
 	}
 	return root, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -98,7 +99,7 @@ func readTask(g *Globals, arg string) (task.Task, error) {
 	}
 	t, err := task.Parse(src)
 	if err != nil {
-		return task.Task{}, &ExitError{Code: 1, Err: fmt.Errorf("%s: %w", filepath.Base(path), err)}
+		return task.Task{}, failure.New(failure.Failed, fmt.Errorf("%s: %w", filepath.Base(path), err))
 	}
 	return t, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/recipe"
 )
 
@@ -166,7 +167,7 @@ func runRecipeShow(ctx context.Context, g *Globals, id string, opts RecipeShowOp
 		} else {
 			msg += "; see ralph recipe list"
 		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s", msg)}
+		return failure.New(failure.Failed, fmt.Errorf("%s", msg))
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(g.Stdout)

@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -168,12 +169,12 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	if message == "" {
 		req = loadRequest(ws)
 		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
-			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask)}
+			return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask))
 		}
 	}
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
 	if message == "" {
@@ -218,7 +219,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 			o.inherit(req.Options)
 			note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
 		case errors.Is(lerr, store.ErrNoTask):
-			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr)}
+			return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr))
 		case req != nil && lerr == nil && recorded == latest.ID:
 			o.inherit(req.Options)
 		default:
@@ -264,16 +265,16 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		out, err = eng.Resume(ctx, o.force)
 	}
 	if errors.Is(err, engine.ErrNothingToResume) || errors.Is(err, store.ErrNoTask) {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted: %w", err)}
+			return failure.New(engine.Interrupted, fmt.Errorf("interrupted: %w", err))
 		}
 		return err
 	}
 	if code := out.Reason.ExitCode(); code != 0 {
-		return &ExitError{Code: code}
+		return failure.New(out.Reason, nil)
 	}
 	return nil
 }
@@ -326,7 +327,7 @@ func newStopCommand(g *Globals) *cobra.Command {
 			defer st.Close()
 			pid := ws.HolderPID()
 			if pid == 0 {
-				return &ExitError{Code: 1, Err: errors.New("no ralph run is active in this workspace")}
+				return failure.New(failure.Failed, errors.New("no ralph run is active in this workspace"))
 			}
 			if err := st.SetState(ctx, store.KeyStopRequest, reason); err != nil {
 				return err

@@ -14,14 +14,12 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
-
-// Exit code of ralph run --worktree when the completed task cannot land.
-const runExitConflict = 12
 
 // runTaskInWorktree runs one task as ralph run does, but in a git worktree
 // .ralph/worktrees/task-<N> on branch ralph/task/<N> started from HEAD; a
@@ -51,7 +49,7 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	}
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
 	st, err := startRunStore(ctx, g, ws)
@@ -272,23 +270,23 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			out = engine.Outcome{Reason: engine.Completed, Task: t.Number, TaskID: t.ID}
 		default:
 			if latest, lerr := st.LatestTask(ctx); lerr != nil || latest.ID != id {
-				return &ExitError{Code: 1, Err: fmt.Errorf("%w: task %d in %s is not the latest task", engine.ErrNothingToResume, n, rel)}
+				return failure.New(failure.Failed, fmt.Errorf("%w: task %d in %s is not the latest task", engine.ErrNothingToResume, n, rel))
 			}
 			out, err = engine.New(wws, st, opt).Resume(ctx, o.force)
 		}
 		_ = ws.SetInt(workspace.TaskCounter, max(n, ws.Int(workspace.TaskCounter)))
 		if errors.Is(err, engine.ErrNothingToResume) {
-			return &ExitError{Code: 1, Err: err}
+			return failure.New(failure.Failed, err)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept; continue with ralph resume): %w", rel, branch, err)}
+				return failure.New(engine.Interrupted, fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept; continue with ralph resume): %w", rel, branch, err))
 			}
 			return err
 		}
 		if out.Reason != engine.Completed {
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
-			return &ExitError{Code: out.Reason.ExitCode()}
+			return failure.New(out.Reason, nil)
 		}
 		if _, err := mergequeue.Git(ctx, dir, "add", "-A"); err != nil {
 			return err
@@ -319,7 +317,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		if _, err := mergequeue.Git(ctx, ws.Root, "worktree", "remove", "-f", "-f", dir); err != nil {
 			return err
 		}
-		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch)}
+		return failure.New(failure.NotLanded, fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch))
 	}
 	for _, args := range [][]string{{"worktree", "remove", "-f", "-f", dir}, {"branch", "-D", "-q", branch}, {"worktree", "prune"}} {
 		if _, err := mergequeue.Git(ctx, ws.Root, args...); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -91,7 +92,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		},
 		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
 			rep, err := buildStatus(ctx, ws, st)
-			var ee *ExitError
+			var ee *failure.Error
 			if errors.As(err, &ee) && ee.Err != nil {
 				return nil, ee.Err
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/script"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
@@ -39,7 +40,7 @@ import (
 )
 
 // usageError is a mistake in how ralph was invoked or configured: exit 2.
-func usageError(err error) error { return &ExitError{Code: 2, Err: err} }
+func usageError(err error) error { return failure.New(failure.Usage, err) }
 
 // openWorkspace finds the workspace and reads its configuration.
 func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, config.Config, error) {
@@ -75,7 +76,7 @@ func openRunStore(ctx context.Context, g *Globals) (*workspace.Workspace, *store
 		return nil, nil, err
 	}
 	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
-		return nil, nil, &ExitError{Code: 1, Err: errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)")}
+		return nil, nil, failure.New(failure.Failed, errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)"))
 	}
 	st, err := store.Open(ctx, ws.Path(workspace.Database))
 	if err != nil {
@@ -171,13 +172,13 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 			return nil, usageError(errors.New("--agent command needs --command PROGRAM or [agents.command] command = [argv…] in ralph.toml"))
 		}
 		if _, err := exec.LookPath(argv[0]); err != nil {
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH", agent.ErrNotFound, argv[0])}
+			return nil, failure.New(engine.AgentError, fmt.Errorf("%w: %s is not on PATH", agent.ErrNotFound, argv[0]))
 		}
 		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
 	case "api":
 		a, err := api.New(apiConfig(cfg, backend, f), logger)
 		if err != nil {
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%v (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or [agents.api] in ralph.toml)", err)}
+			return nil, failure.New(engine.AgentError, fmt.Errorf("%v (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or [agents.api] in ralph.toml)", err))
 		}
 		return a, nil
 	case "auto", "":
@@ -189,7 +190,7 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 		if _, err := api.New(apiConfig(cfg, cfg.Agents["api"], f), logger); err == nil {
 			return buildAgent(ws, cfg, agentFlags{Name: "api", Model: f.Model}, logger)
 		}
-		return nil, &ExitError{Code: 10, Err: errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE")}
+		return nil, failure.New(engine.AgentError, errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE"))
 	}
 	for _, b := range cliBackends {
 		if b.name != name {
@@ -201,7 +202,7 @@ func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger
 			if bin == "" {
 				bin = b.binary
 			}
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH (install it: %s)", agent.ErrNotFound, bin, b.hint)}
+			return nil, failure.New(engine.AgentError, fmt.Errorf("%w: %s is not on PATH (install it: %s)", agent.ErrNotFound, bin, b.hint))
 		}
 		return b.build(ac, logger), nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 )
 
@@ -43,7 +44,7 @@ undone by rolling back to that.`,
 func openSnapshots(ctx context.Context, g *Globals) (*snapshot.Repo, error) {
 	r, err := snapshot.Open(ctx, g.Dir, g.Logger)
 	if errors.Is(err, snapshot.ErrNotGitRepo) {
-		return nil, &ExitError{Code: 1, Err: err}
+		return nil, failure.New(failure.Failed, err)
 	}
 	return r, err
 }
@@ -51,7 +52,7 @@ func openSnapshots(ctx context.Context, g *Globals) (*snapshot.Repo, error) {
 // snapshotError gives an unknown snapshot name exit status 1.
 func snapshotError(err error) error {
 	if errors.Is(err, snapshot.ErrNoSuchSnapshot) {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	return err
 }

@@ -14,20 +14,13 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
-)
-
-// Exit codes of ralph specs run.
-const (
-	specsExitFailed = 1  // at least one spec failed
-	specsExitCost   = 5  // --max-cost reached (whole run)
-	specsExitAgent  = 10 // an agent could not run at all
-	specsExitSignal = 130
 )
 
 // SpecsRunOptions are the flags of ralph specs run.
@@ -243,7 +236,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
 	st, err := startRunStore(ctx, g, ws)
@@ -292,21 +285,21 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	switch {
 	case runErr == nil:
 	case errors.Is(runErr, spec.ErrMaxCost):
-		return &ExitError{Code: specsExitCost, Err: fmt.Errorf("%w (run ralph specs run again with a higher --max-cost to go on)", runErr)}
+		return failure.New(engine.MaxCost, fmt.Errorf("%w (run ralph specs run again with a higher --max-cost to go on)", runErr))
 	case errors.Is(runErr, errParallelUsage):
 		return usageError(runErr)
 	case ctx.Err() != nil:
-		return &ExitError{Code: specsExitSignal, Err: fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr)}
+		return failure.New(engine.Interrupted, fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr))
 	case errors.Is(runErr, spec.ErrAgentUnavailable):
-		return &ExitError{Code: specsExitAgent, Err: runErr}
+		return failure.New(engine.AgentError, runErr)
 	default:
 		return runErr
 	}
 	if n := len(rep.Failed()); n > 0 {
-		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed", n, len(rep.Results))}
+		return failure.New(failure.Failed, fmt.Errorf("%d of %d specs failed", n, len(rep.Results)))
 	}
 	if n := len(rep.Conflicts()); n > 0 {
-		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs could not land", n, len(rep.Results))}
+		return failure.New(failure.Failed, fmt.Errorf("%d of %d specs could not land", n, len(rep.Results)))
 	}
 	return nil
 }
@@ -320,7 +313,7 @@ func runSpecStep(ctx context.Context, p *spec.Pipeline, specs []spec.Spec, path 
 	rep, err := p.Step(ctx, specs[0])
 	if err != nil {
 		if errors.Is(err, spec.ErrAgentUnavailable) {
-			return &ExitError{Code: specsExitAgent, Err: err}
+			return failure.New(engine.AgentError, err)
 		}
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -91,7 +92,7 @@ func newStatusCommand(g *Globals) *cobra.Command {
 				return serr
 			}
 			if err != nil {
-				var ee *ExitError
+				var ee *failure.Error
 				if !errors.As(err, &ee) || len(specs) == 0 {
 					return err
 				}
@@ -123,7 +124,7 @@ func newStatusCommand(g *Globals) *cobra.Command {
 func buildStatus(ctx context.Context, ws *workspace.Workspace, st *store.Store) (statusReport, error) {
 	t, err := st.LatestTask(ctx)
 	if errors.Is(err, store.ErrNoTask) {
-		return statusReport{}, &ExitError{Code: 1, Err: err}
+		return statusReport{}, failure.New(failure.Failed, err)
 	}
 	if err != nil {
 		return statusReport{}, err

@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -100,7 +102,7 @@ func (t *temporalFlags) dial(ctx context.Context, g *Globals, cfg config.Config)
 		return nil, s, usageError(err)
 	}
 	if err != nil {
-		return nil, s, &ExitError{Code: 1, Err: fmt.Errorf("%s: %w", t.addressSource(), err)}
+		return nil, s, failure.New(failure.Failed, fmt.Errorf("%s: %w", t.addressSource(), err))
 	}
 	return c, s, nil
 }
@@ -422,17 +424,17 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 		show(s)
 	})
 	if err != nil && ctx.Err() != nil {
-		return &ExitError{Code: 130, Err: fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id)}
+		return failure.New(engine.Interrupted, fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id))
 	}
 	if err != nil {
-		return &ExitError{Code: 1, Err: fmt.Errorf("workflow %s: %w", id, err)}
+		return failure.New(failure.Failed, fmt.Errorf("workflow %s: %w", id, err))
 	}
 	fmt.Fprintf(g.Stdout, "task ended on %s with exit code %d; transcript %s\n", res.Worker, res.ExitCode, res.Transcript)
 	if res.Commit != "" {
 		fmt.Fprintf(g.Stdout, "branch %s pushed at %s\n", res.Branch, res.Commit)
 	}
 	if res.ExitCode != 0 {
-		return &ExitError{Code: res.ExitCode}
+		return &failure.Exited{Code: res.ExitCode}
 	}
 	// A completed task lands like ralph run --worktree's: through the
 	// merge queue, onto the checkout's branch, once.
@@ -466,7 +468,7 @@ func followTask(ctx context.Context, g *Globals, c client.Client, id string) err
 		return err
 	}
 	if err := lander.Land(ctx, res.Branch, res.Commit); err != nil {
-		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task could not land: %w", err)}
+		return failure.New(failure.NotLanded, fmt.Errorf("task could not land: %w", err))
 	}
 	fmt.Fprintf(g.Stdout, "landed %s\n", res.Branch)
 	if _, st, err := openRunStore(ctx, g); err == nil {
@@ -654,7 +656,7 @@ func runSpecsTemporal(ctx context.Context, g *Globals, t *temporalFlags, cmd *co
 		}
 	}
 	if len(failed) > 0 {
-		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed: %s", len(failed), len(specs), strings.Join(failed, ", "))}
+		return failure.New(failure.Failed, fmt.Errorf("%d of %d specs failed: %s", len(failed), len(specs), strings.Join(failed, ", ")))
 	}
 	return nil
 }

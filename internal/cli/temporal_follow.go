@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
@@ -274,7 +275,7 @@ func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submit
 		out = append(out, shown{r, s})
 	}
 	if len(out) == 0 && failed > 0 {
-		return nil, &ExitError{Code: 1, Err: errors.New("none of this workspace's workflows could be read")}
+		return nil, failure.New(failure.Failed, errors.New("none of this workspace's workflows could be read"))
 	}
 	return out, nil
 }
@@ -372,7 +373,7 @@ func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, stat
 			}
 			switch len(ids) {
 			case 0:
-				return &ExitError{Code: 1, Err: fmt.Errorf("no workflow of this workspace waits on request %d (see `ralph pending`)", reqID)}
+				return failure.New(failure.Failed, fmt.Errorf("no workflow of this workspace waits on request %d (see `ralph pending`)", reqID))
 			case 1:
 				id = ids[0]
 			default:
@@ -381,7 +382,7 @@ func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, stat
 		}
 		r, err := temporalrun.SendAnswer(ctx, c, id, reqID, status, response)
 		if err != nil {
-			return &ExitError{Code: 1, Err: err}
+			return failure.New(failure.Failed, err)
 		}
 		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, trimOneLine(r.Prompt, 100))
 		return nil
@@ -401,12 +402,12 @@ func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason stri
 				ids = append(ids, x.rec.ID)
 			}
 			if len(ids) == 0 {
-				return &ExitError{Code: 1, Err: errors.New("no Temporal workflow of this workspace is running")}
+				return failure.New(failure.Failed, errors.New("no Temporal workflow of this workspace is running"))
 			}
 		}
 		for _, id := range ids {
 			if err := temporalrun.Stop(ctx, c, id, reason); err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return failure.New(failure.Failed, err)
 			}
 			fmt.Fprintf(g.Stdout, "stop requested; workflow %s stops after its current iteration (a spec: its current step)\n", id)
 		}
