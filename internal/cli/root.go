@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,24 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/session"
 )
 
-// Globals carries what every command needs: the streams it writes to, the
-// directory it works in and a logger.
-type Globals struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	// Dir is the directory ralph works in (the --dir flag, default ".").
-	Dir string
-	// Logger writes to the run log (.ralph/logs/ralph.log), to stderr
-	// only with -v, and shows warnings as ralph's own lines (see
-	// logOutput).
-	Logger *slog.Logger
-	// Verbose turns on debug logging to stderr.
-	Verbose bool
-	logs    *logOutput
-}
+// Globals carries what every command needs (see session.Globals).
+type Globals = session.Globals
 
 // ExitError is an error with the process exit code it ends ralph with.
 // A nil Err means the command has already printed what the user needs to
@@ -91,9 +77,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if g.logs != nil {
-		_ = g.logs.Close()
-	}
+	_ = g.Close()
 	if err == nil {
 		return 0
 	}
@@ -121,8 +105,7 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
-			g.logs = newLogOutput(g.Stderr, g.Verbose)
-			g.Logger = g.logs.logger()
+			g.StartLog()
 		},
 	}
 	root.PersistentFlags().StringVarP(&g.Dir, "dir", "C", ".", "work in `DIR` instead of the current directory")

@@ -250,9 +250,7 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 	defer rep.Close()
 	opt.Reporter = rep
 	// Warnings logged during the run show as its own progress lines.
-	if g.logs != nil {
-		defer g.logs.setNotice(rep.Notice)()
-	}
+	defer g.ShowNotices(rep.Notice)()
 	eng := engine.New(ws, st, opt)
 	if note != "" {
 		rep.Report(engine.Progress{Stage: engine.StageNote, At: time.Now(), Message: note})

@@ -32,6 +32,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/recipe"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -44,45 +45,18 @@ func usageError(err error) error { return failure.New(failure.Usage, err) }
 
 // openWorkspace finds the workspace and reads its configuration.
 func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, config.Config, error) {
-	ws, err := workspace.Open(ctx, g.Dir)
-	if err != nil {
-		return nil, config.Config{}, usageError(err)
-	}
-	if g.logs != nil {
-		g.logs.useWorkspace(ws)
-	}
-	cfg, err := config.Load(ws.Root)
-	if err != nil {
-		return nil, config.Config{}, usageError(err)
-	}
-	return ws, cfg, nil
+	return session.OpenWorkspace(ctx, g)
 }
 
 // openStore opens the workspace's database, creating .ralph/ if needed.
 func openStore(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
-	if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
-		return nil, err
-	}
-	return store.Open(ctx, ws.Path(workspace.Database))
+	return session.OpenStore(ctx, ws)
 }
 
-// openRunStore opens the workspace and the database a run created, for the
-// commands that work beside a run (status, log, stop, pending, approve,
-// reject). It fails clearly when no run has created the database yet, and
-// never creates it.
+// openRunStore opens the workspace and the database a run created; see
+// session.OpenRunStore.
 func openRunStore(ctx context.Context, g *Globals) (*workspace.Workspace, *store.Store, error) {
-	ws, _, err := openWorkspace(ctx, g)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
-		return nil, nil, failure.New(failure.Failed, errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)"))
-	}
-	st, err := store.Open(ctx, ws.Path(workspace.Database))
-	if err != nil {
-		return nil, nil, err
-	}
-	return ws, st, nil
+	return session.OpenRunStore(ctx, g)
 }
 
 // agentFlags are the flags that choose and configure the agent.
