@@ -28,6 +28,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -265,31 +266,16 @@ func touchedBy(st *store.Store) func(*plan.Node) string {
 	}
 }
 
-// buildGates returns the gates of a run: the built-in gates, then the
-// command gates of ralph.toml.
+// buildGates returns the gates of a run (see gate.FromConfig).
 func buildGates(cfg config.Config, logger *slog.Logger) []gate.Gate {
-	gates := []gate.Gate{
-		gate.HasSummary{},
-		&gate.PlanDiff{},
-		&gate.AppHasContent{},
-		buildSucceeds(cfg.Build, logger),
-		&gate.CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
-	}
-	for _, g := range cfg.Gates {
-		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
-	}
-	return gates
+	return gate.FromConfig(cfg, logger)
 }
 
-// buildSucceeds configures the build-succeeds gate from [gates.build];
-// without the table it runs for App plans only.
-func buildSucceeds(b *config.BuildGate, logger *slog.Logger) *gate.BuildSucceeds {
-	if b == nil {
-		return &gate.BuildSucceeds{Logger: logger}
-	}
-	return &gate.BuildSucceeds{OptIn: true, Use: b.Use, Entry: b.Entry, Missing: b.Missing,
-		Tsconfig: b.Tsconfig, Timeout: b.Timeout.Duration, Logger: logger}
-}
+// specGates are the gates of a spec and of landing (see gate.ForSpecs).
+func specGates(cfg config.Config) []gate.Gate { return gate.ForSpecs(cfg) }
+
+// landingGates runs gates on a rebased branch for the merge queue.
+func landingGates(gates []gate.Gate) mergequeue.Gates { return gate.Landing(gates) }
 
 // engineOptions wires an engine from configuration.
 func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, ag agent.Agent) (engine.Options, error) {

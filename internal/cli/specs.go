@@ -15,7 +15,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
-	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -165,25 +164,6 @@ func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir str
 		return spec.Layout{}, usageError(err)
 	}
 	return l, nil
-}
-
-// specGates are the configured gates: the command gates of ralph.toml,
-// and build-succeeds when [gates.build] opts the project in. The other
-// built-in gates of ralph run (has-summary, the plan and theme gates)
-// check its .ralph/ protocol, which the spec pipeline does not use.
-func specGates(cfg config.Config) []gate.Gate {
-	var out []gate.Gate
-	for _, g := range buildGates(cfg, nil) {
-		switch g := g.(type) {
-		case *gate.Command:
-			out = append(out, g)
-		case *gate.BuildSucceeds:
-			if g.OptIn {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
 }
 
 func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) error {

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ralph-harness/ralph/internal/config"
-	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -124,25 +123,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// landingGates runs the spec gates on a rebased branch for the merge
-// queue: "" when they pass, else the failed gates on the first line and
-// their feedback below.
-func landingGates(gates []gate.Gate) mergequeue.Gates {
-	return func(ctx context.Context, dir string) (string, error) {
-		results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		failed := gate.Failed(results)
-		if len(failed) == 0 {
-			return "", nil
-		}
-		names := make([]string, len(failed))
-		for i, f := range failed {
-			names[i] = f.Gate
-		}
-		return strings.Join(names, ", ") + "\n\n" + gate.Feedback(results), nil
-	}
 }
