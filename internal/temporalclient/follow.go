@@ -1,4 +1,4 @@
-package cli
+package temporalclient
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -52,7 +53,7 @@ func recordWorkflows(ctx context.Context, ws *workspace.Workspace, recs ...submi
 	if err := ws.Init(); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, ws)
+	st, err := session.OpenStore(ctx, ws)
 	if err != nil {
 		return err
 	}
@@ -120,20 +121,20 @@ func recordedWorkflows(ctx context.Context, ws *workspace.Workspace) ([]submitte
 	return readRecords(ctx, st)
 }
 
-// followsWorkflows says whether a command in mode, with ralph.toml's
+// FollowsWorkflows says whether a command in mode, with ralph.toml's
 // address and no flag, follows this workspace's workflows; when not, why
 // (a line for stderr). It does when the workspace submitted some and has
 // not run a task here (--local) since.
-func followsWorkflows(ctx context.Context, ws *workspace.Workspace, mode temporalMode) (bool, string) {
+func FollowsWorkflows(ctx context.Context, ws *workspace.Workspace, mode Mode) (bool, string) {
 	recs, err := recordedWorkflows(ctx, ws)
 	if err != nil {
 		return false, fmt.Sprintf("the workflows recorded here cannot be read (%v): using the local store", err)
 	}
 	i := slices.IndexFunc(recs, func(r submitted) bool {
 		switch mode {
-		case modeFollowTask:
+		case ModeFollowTask:
 			return r.Kind == temporalrun.KindTask
-		case modeFollowSpecs:
+		case ModeFollowSpecs:
 			return r.Kind == temporalrun.KindSpec
 		}
 		return true
@@ -162,11 +163,11 @@ func latestLocalTask(ctx context.Context, ws *workspace.Workspace) (store.Task, 
 
 // targets are the workflows a following command acts on: --workflow's,
 // else the ones this workspace submitted.
-func (t *temporalFlags) targets(ctx context.Context, g *Globals) ([]submitted, error) {
-	if t.workflow != "" {
-		return []submitted{{ID: t.workflow, Batch: t.workflow}}, nil
+func (t *Flags) targets(ctx context.Context, g *Globals) ([]submitted, error) {
+	if t.Workflow != "" {
+		return []submitted{{ID: t.Workflow, Batch: t.Workflow}}, nil
 	}
-	ws, _, err := openWorkspace(ctx, g)
+	ws, _, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return nil, err
 	}
@@ -175,13 +176,13 @@ func (t *temporalFlags) targets(ctx context.Context, g *Globals) ([]submitted, e
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, usageError(errors.New("no Temporal workflow started here: name one with --workflow ID"))
+		return nil, failure.New(failure.Usage, errors.New("no Temporal workflow started here: name one with --workflow ID"))
 	}
 	return recs, nil
 }
 
 // withTargets dials the cluster and calls fn with the targets.
-func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c client.Client, recs []submitted) error) error {
+func withTargets(ctx context.Context, g *Globals, t *Flags, fn func(c client.Client, recs []submitted) error) error {
 	recs, err := t.targets(ctx, g)
 	if err != nil {
 		return err
@@ -191,12 +192,12 @@ func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c cl
 
 // withClient dials the cluster the workspace's flags and ralph.toml name
 // and calls fn with the client, closed afterwards.
-func (t *temporalFlags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
-	_, cfg, err := openWorkspace(ctx, g)
+func (t *Flags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
+	_, cfg, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
-	c, _, err := t.dial(ctx, g, cfg)
+	c, _, err := t.Dial(ctx, g, cfg)
 	if err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submit
 	return out, nil
 }
 
-func statusTemporal(ctx context.Context, g *Globals, t *temporalFlags, asJSON bool) error {
+func Status(ctx context.Context, g *Globals, t *Flags, asJSON bool) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := describeAll(ctx, g, c, recs, false)
 		if err != nil {
@@ -329,7 +330,7 @@ func waiting(ctx context.Context, g *Globals, c client.Client, recs []submitted)
 	return slices.DeleteFunc(list, func(x shown) bool { return !running(x.s) }), nil
 }
 
-func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
+func Pending(ctx context.Context, g *Globals, t *Flags) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := waiting(ctx, g, c, recs)
 		if err != nil {
@@ -353,14 +354,14 @@ func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
 	})
 }
 
-func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, status, response string) error {
+func Answer(ctx context.Context, g *Globals, t *Flags, arg, status, response string) error {
 	var reqID int64
 	if _, err := fmt.Sscan(strings.TrimPrefix(arg, "#"), &reqID); err != nil || reqID <= 0 {
-		return usageError(fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
+		return failure.New(failure.Usage, fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
 	}
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		id := recs[0].ID
-		if t.workflow == "" {
+		if t.Workflow == "" {
 			list, err := waiting(ctx, g, c, recs)
 			if err != nil {
 				return err
@@ -377,7 +378,7 @@ func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, stat
 			case 1:
 				id = ids[0]
 			default:
-				return usageError(fmt.Errorf("request %d is pending in workflows %s: name one with --workflow ID", reqID, strings.Join(ids, ", ")))
+				return failure.New(failure.Usage, fmt.Errorf("request %d is pending in workflows %s: name one with --workflow ID", reqID, strings.Join(ids, ", ")))
 			}
 		}
 		r, err := temporalrun.SendAnswer(ctx, c, id, reqID, status, response)
@@ -389,10 +390,10 @@ func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, stat
 	})
 }
 
-func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason string) error {
+func Stop(ctx context.Context, g *Globals, t *Flags, reason string) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		ids := []string{recs[0].ID}
-		if t.workflow == "" {
+		if t.Workflow == "" {
 			list, err := waiting(ctx, g, c, recs)
 			if err != nil {
 				return err
@@ -562,22 +563,22 @@ func (r *temporalRemote) Stop(ctx context.Context, run, reason string) error {
 	return temporalrun.Stop(ctx, r.c, run, reason)
 }
 
-// serveTemporal serves the dashboard for the workflows this workspace
-// submitted (or --workflow's).
-func serveTemporal(ctx context.Context, g *Globals, t *temporalFlags, o ServeOptions) error {
-	_, cfg, err := openWorkspace(ctx, g)
+// Serve serves the dashboard (serveDashboard) for the workflows this
+// workspace submitted (or --workflow's).
+func Serve(ctx context.Context, g *Globals, t *Flags, serveDashboard func(serve.Remote) error) error {
+	_, cfg, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
 	if _, err := t.targets(ctx, g); err != nil {
 		return err
 	}
-	c, _, err := t.dial(ctx, g, cfg)
+	c, _, err := t.Dial(ctx, g, cfg)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return runServe(ctx, g, o, &temporalRemote{c: c, recs: func(ctx context.Context) ([]submitted, error) { return t.targets(ctx, g) }})
+	return serveDashboard(&temporalRemote{c: c, recs: func(ctx context.Context) ([]submitted, error) { return t.targets(ctx, g) }})
 }
 
 // humanRequests are a workflow's pending requests as the store shows them.
@@ -596,4 +597,22 @@ func livePending(s temporalrun.Snapshot) []temporalrun.Request {
 		return nil
 	}
 	return s.Pending.Requests
+}
+
+// trimOneLine is s on one line, cut to n bytes.
+func trimOneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+// firstLineOf is the first line of s, trimmed.
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
