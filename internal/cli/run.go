@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/doctor"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
@@ -357,7 +358,7 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 	if err != nil {
 		return nil, err
 	}
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+	if err := doctor.EndOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		st.Close()
 		return nil, err
 	}

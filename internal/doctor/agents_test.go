@@ -1,6 +1,7 @@
-package cli
+package doctor
 
 import (
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,9 +94,9 @@ func TestCredentialHint(t *testing.T) {
 		}
 	}
 	// Every backend ralph drives has a credentials entry.
-	for _, b := range cliBackends {
-		if _, ok := agentCredentials[b.name]; !ok {
-			t.Errorf("no credentials entry for %s", b.name)
+	for _, b := range registry.CLIs {
+		if _, ok := agentCredentials[b.Name]; !ok {
+			t.Errorf("no credentials entry for %s", b.Name)
 		}
 	}
 }
