@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -114,7 +115,7 @@ func printEvent(g *Globals, e store.Event, asJSON bool) {
 	}
 	text := e.Text
 	if e.Kind == "tool_call" {
-		text = e.Tool + " " + summarizeInput(json.RawMessage(e.Data))
+		text = e.Tool + " " + progress.SummarizeInput(json.RawMessage(e.Data))
 	}
 	fmt.Fprintf(g.Stdout, "%s #%d %-5s %-12s %s\n", ts, e.Iteration, who, e.Kind, trimOneLine(text, 160))
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"io"
 )
 
 // keyAgentFlags remembers the agent flags of the last run for resume.
@@ -393,3 +395,6 @@ func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, 
 	}
 	return opt, nil
 }
+
+// newReporter shows a run's progress on w (see progress.New).
+func newReporter(w io.Writer, asJSON bool) *progress.Reporter { return progress.New(w, asJSON) }
