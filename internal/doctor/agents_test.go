@@ -1,12 +1,13 @@
 package doctor
 
 import (
-	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 )
 
 func TestCredentialSources(t *testing.T) {

@@ -1,19 +1,21 @@
-package cli
+package status
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
-// worktreeSpecs returns the specs a parallel run has in worktrees: not
+// WorktreeSpecs returns the specs a parallel run has in worktrees: not
 // landed, not given up.
-func worktreeSpecs(ctx context.Context, st *store.Store) ([]store.SpecRecord, error) {
+func WorktreeSpecs(ctx context.Context, st *store.Store) ([]store.SpecRecord, error) {
 	all, err := st.Specs(ctx)
 	if err != nil {
 		return nil, err
@@ -28,9 +30,9 @@ func worktreeSpecs(ctx context.Context, st *store.Store) ([]store.SpecRecord, er
 	return out, nil
 }
 
-// printWorktreeSpecs prints one line per spec a parallel run has in a
+// PrintSpecs prints one line per spec a parallel run has in a
 // worktree, under ralph status.
-func printWorktreeSpecs(g *Globals, ws *workspace.Workspace, r statusReport) {
+func PrintSpecs(w io.Writer, ws *workspace.Workspace, r Report) {
 	if len(r.Specs) == 0 {
 		return
 	}
@@ -38,20 +40,20 @@ func printWorktreeSpecs(g *Globals, ws *workspace.Workspace, r statusReport) {
 	if r.Running {
 		state = fmt.Sprintf("running (pid %d)", r.PID)
 	}
-	fmt.Fprintf(g.Stdout, "specs run: %s, %d specs in worktrees\n", state, len(r.Specs))
+	fmt.Fprintf(w, "specs run: %s, %d specs in worktrees\n", state, len(r.Specs))
 	for _, s := range r.Specs {
 		wt := s.Worktree
 		if rel, err := filepath.Rel(ws.Root, wt); err == nil {
 			wt = rel
 		}
-		fmt.Fprintf(g.Stdout, "  %-28s %-13s %s (%s)\n", s.ID, s.State, trimOneLine(s.LastResult, 60), wt)
+		fmt.Fprintf(w, "  %-28s %-13s %s (%s)\n", s.ID, s.State, progress.OneLine(s.LastResult, 60), wt)
 	}
 }
 
-// followSpecCalls prints the spec pipeline's agent calls and landings, as
+// SpecCalls prints the spec pipeline's agent calls and landings, as
 // they start and end, each with its spec and worktree; with follow it
 // goes on until no ralph holds the workspace.
-func followSpecCalls(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, follow bool) error {
+func SpecCalls(ctx context.Context, w io.Writer, ws *workspace.Workspace, st *store.Store, follow bool) error {
 	printed := map[int64]int{} // call id → 1 start printed, 2 end printed
 	var open int64             // the lowest id whose end is not printed
 	for {
@@ -66,11 +68,11 @@ func followSpecCalls(ctx context.Context, g *Globals, ws *workspace.Workspace, s
 				wt = rel
 			}
 			if printed[c.ID] == 0 {
-				fmt.Fprintf(g.Stdout, "%s [%s] %s attempt %d started in %s\n", c.StartedAt.Local().Format("15:04:05"), c.SpecID, c.Role, c.Attempt, orDot(wt))
+				fmt.Fprintf(w, "%s [%s] %s attempt %d started in %s\n", c.StartedAt.Local().Format("15:04:05"), c.SpecID, c.Role, c.Attempt, orDot(wt))
 				printed[c.ID] = 1
 			}
 			if printed[c.ID] == 1 && !c.EndedAt.IsZero() {
-				fmt.Fprintf(g.Stdout, "%s [%s] %s attempt %d ended: %s\n", c.EndedAt.Local().Format("15:04:05"), c.SpecID, c.Role, c.Attempt, trimOneLine(c.Outcome, 100))
+				fmt.Fprintf(w, "%s [%s] %s attempt %d ended: %s\n", c.EndedAt.Local().Format("15:04:05"), c.SpecID, c.Role, c.Attempt, progress.OneLine(c.Outcome, 100))
 				printed[c.ID] = 2
 			}
 			if printed[c.ID] != 2 && next < 0 {
