@@ -16,6 +16,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/status"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -88,7 +89,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 			if _, err := os.Stat(layout.Dir); err != nil {
 				return nil, nil
 			}
-			return specsStatus(ctx, ws, layout)
+			return status.SpecRows(ctx, ws, layout)
 		},
 		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
 			rep, err := buildStatus(ctx, ws, st)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -15,10 +14,9 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
-	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
-	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/status"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -261,7 +259,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	} else {
 		rep, runErr = p.Run(ctx, specs)
 	}
-	printSpecsSummary(g, rep)
+	status.PrintSpecsSummary(g.Stdout, rep)
 	switch {
 	case runErr == nil:
 	case errors.Is(runErr, spec.ErrMaxCost):
@@ -304,39 +302,6 @@ func runSpecStep(ctx context.Context, p *spec.Pipeline, specs []spec.Spec, path 
 	return workspace.WriteFile(path, data)
 }
 
-func printSpecsSummary(g *Globals, rep spec.Report) {
-	counts := map[spec.Outcome]int{}
-	var cost float64
-	for _, r := range rep.Results {
-		counts[r.Outcome]++
-		cost += r.CostUSD
-	}
-	conflicts := ""
-	if n := counts[spec.Conflict]; n > 0 {
-		conflicts = fmt.Sprintf(", %d conflict", n)
-	}
-	fmt.Fprintf(g.Stdout, "\nspecs: %d done, %d failed, %d skipped%s (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], conflicts, cost)
-	if failed := rep.Failed(); len(failed) > 0 {
-		fmt.Fprintln(g.Stdout, "failed:")
-		for _, r := range failed {
-			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
-			if r.Logs != "" {
-				fmt.Fprintf(g.Stdout, "    logs: %s\n", r.Logs)
-			}
-		}
-	}
-	if c := rep.Conflicts(); len(c) > 0 {
-		fmt.Fprintln(g.Stdout, "could not land:")
-		for _, r := range c {
-			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
-		}
-	}
-}
-
-// specStatus is one row of ralph specs status, the same row the
-// dashboard's specs page and GET /api/specs show.
-type specStatus = serve.SpecRow
-
 func newSpecsStatusCommand(g *Globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -359,7 +324,7 @@ could not land, and the line below the table says what to do.`,
 			if err != nil {
 				return err
 			}
-			rows, err := specsStatus(ctx, ws, layout)
+			rows, err := status.SpecRows(ctx, ws, layout)
 			if err != nil {
 				return err
 			}
@@ -389,66 +354,6 @@ could not land, and the line below the table says what to do.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON")
 	return cmd
-}
-
-func specsStatus(ctx context.Context, ws *workspace.Workspace, layout spec.Layout) ([]specStatus, error) {
-	specs, err := layout.Discover()
-	if err != nil {
-		return nil, usageError(err)
-	}
-	records := map[string]store.SpecRecord{}
-	if _, err := os.Stat(ws.Path(workspace.Database)); err == nil {
-		st, err := store.Open(ctx, ws.Path(workspace.Database))
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		all, err := st.Specs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range all {
-			records[r.ID] = r
-		}
-	}
-	running := ws.HolderPID() != 0
-	rows := make([]specStatus, 0, len(specs))
-	for _, s := range specs {
-		fs, err := layout.Inspect(s)
-		if err != nil {
-			return nil, err
-		}
-		rec := records[s.Rel]
-		if rec.Worktree != "" && fs.State != spec.StateDone {
-			// A parallel run keeps the spec's files in its worktree.
-			if wl, err := spec.NewLayout(rec.Worktree, filepath.Join(rec.Worktree, layout.RootRel(layout.Dir))); err == nil {
-				if _, err := os.Stat(wl.Root); err == nil {
-					if wfs, err := wl.Inspect(s); err == nil {
-						if wfs.State == spec.StateDone {
-							wfs.State = spec.StateLanding // done there, not landed yet
-						}
-						fs = wfs
-					}
-				}
-			}
-		}
-		row := specStatus{Spec: s.Rel, State: fs.State, PlanAttempt: fs.PlanAttempt, ImplAttempts: rec.ImplAttempts, LastResult: rec.LastResult, CostUSD: rec.CostUSD}
-		if rec.Worktree != "" && rec.State != spec.StateDone {
-			row.Worktree, row.Branch = layout.RootRel(rec.Worktree), rec.Branch
-		}
-		if row.PlanAttempt == 0 {
-			row.PlanAttempt = rec.PlanAttempt
-		}
-		switch {
-		case fs.State == spec.StateDone:
-		case rec.State == spec.StateFailed, rec.State == spec.StateConflict:
-			row.State = rec.State
-		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying || rec.State == spec.StateLanding):
-			row.State = rec.State
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
 }
 
 // openSpecsLayout opens the workspace and the specs layout of the

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/progress"
+	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -101,4 +104,97 @@ func orDot(s string) string {
 		return "."
 	}
 	return s
+}
+
+// SpecRows is one row per spec of layout, as ralph specs status and the
+// dashboard show them.
+func SpecRows(ctx context.Context, ws *workspace.Workspace, layout spec.Layout) ([]serve.SpecRow, error) {
+	specs, err := layout.Discover()
+	if err != nil {
+		return nil, failure.New(failure.Usage, err)
+	}
+	records := map[string]store.SpecRecord{}
+	if _, err := os.Stat(ws.Path(workspace.Database)); err == nil {
+		st, err := store.Open(ctx, ws.Path(workspace.Database))
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		all, err := st.Specs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			records[r.ID] = r
+		}
+	}
+	running := ws.HolderPID() != 0
+	rows := make([]serve.SpecRow, 0, len(specs))
+	for _, s := range specs {
+		fs, err := layout.Inspect(s)
+		if err != nil {
+			return nil, err
+		}
+		rec := records[s.Rel]
+		if rec.Worktree != "" && fs.State != spec.StateDone {
+			// A parallel run keeps the spec's files in its worktree.
+			if wl, err := spec.NewLayout(rec.Worktree, filepath.Join(rec.Worktree, layout.RootRel(layout.Dir))); err == nil {
+				if _, err := os.Stat(wl.Root); err == nil {
+					if wfs, err := wl.Inspect(s); err == nil {
+						if wfs.State == spec.StateDone {
+							wfs.State = spec.StateLanding // done there, not landed yet
+						}
+						fs = wfs
+					}
+				}
+			}
+		}
+		row := serve.SpecRow{Spec: s.Rel, State: fs.State, PlanAttempt: fs.PlanAttempt, ImplAttempts: rec.ImplAttempts, LastResult: rec.LastResult, CostUSD: rec.CostUSD}
+		if rec.Worktree != "" && rec.State != spec.StateDone {
+			row.Worktree, row.Branch = layout.RootRel(rec.Worktree), rec.Branch
+		}
+		if row.PlanAttempt == 0 {
+			row.PlanAttempt = rec.PlanAttempt
+		}
+		switch {
+		case fs.State == spec.StateDone:
+		case rec.State == spec.StateFailed, rec.State == spec.StateConflict:
+			row.State = rec.State
+		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying || rec.State == spec.StateLanding):
+			row.State = rec.State
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// PrintSpecsSummary prints how a spec run ended: counts, cost, the
+// specs that failed and those that could not land.
+func PrintSpecsSummary(w io.Writer, rep spec.Report) {
+	counts := map[spec.Outcome]int{}
+	var cost float64
+	for _, r := range rep.Results {
+		counts[r.Outcome]++
+		cost += r.CostUSD
+	}
+	conflicts := ""
+	if n := counts[spec.Conflict]; n > 0 {
+		conflicts = fmt.Sprintf(", %d conflict", n)
+	}
+	fmt.Fprintf(w, "\nspecs: %d done, %d failed, %d skipped%s (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], conflicts, cost)
+	if failed := rep.Failed(); len(failed) > 0 {
+		fmt.Fprintln(w, "failed:")
+		for _, r := range failed {
+			fmt.Fprintf(w, "  %s: %s\n", r.Spec.Rel, r.Reason)
+			if r.Logs != "" {
+				fmt.Fprintf(w, "    logs: %s\n", r.Logs)
+			}
+		}
+	}
+	if c := rep.Conflicts(); len(c) > 0 {
+		fmt.Fprintln(w, "could not land:")
+		for _, r := range c {
+			fmt.Fprintf(w, "  %s: %s\n", r.Spec.Rel, r.Reason)
+		}
+	}
 }
