@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/session"
 )
@@ -59,7 +60,7 @@ func exitError(err error) *ExitError {
 		case failure.NotLanded:
 			code = 12
 		default:
-			code = f.Reason.ExitCode()
+			code = engine.Reason(f.Reason).ExitCode()
 		}
 	}
 	return &ExitError{Code: code, Err: shown}

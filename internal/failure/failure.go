@@ -4,37 +4,36 @@
 // it into the process's exit code in one place.
 package failure
 
-import (
-	"strconv"
+import "strconv"
 
-	"github.com/ralph-harness/ralph/internal/engine"
-)
+// Reason is why a command failed: one of the reasons below, or the
+// engine's reason for ending a task (a limit reached, a stop, an agent
+// that cannot start, an interrupt), which New takes as it is.
+type Reason string
 
-// The reasons a command fails with beyond the engine's: every
-// engine.Reason that ends a task is one too (a limit reached, a stop, an
-// agent that cannot start, an interrupt).
+// The reasons a command fails with beyond the engine's.
 const (
 	// Failed is a command that ran and could not do what was asked: no
 	// run or request to act on, a workspace another run holds, a plan
 	// that does not validate, a check that failed.
-	Failed engine.Reason = "failed"
+	Failed Reason = "failed"
 	// Usage is a mistake in how ralph was invoked or configured.
-	Usage engine.Reason = "usage"
+	Usage Reason = "usage"
 	// NotLanded is a finished task or spec whose branch could not land
 	// on its target.
-	NotLanded engine.Reason = "not-landed"
+	NotLanded Reason = "not-landed"
 )
 
 // Error is a failure for a Reason.
 type Error struct {
-	Reason engine.Reason
+	Reason Reason
 	// Err says what happened; nil when the command has already shown it.
 	Err error
 }
 
 // New returns an *Error for reason r. A nil err means the command has
 // already shown what went wrong.
-func New(r engine.Reason, err error) error { return &Error{Reason: r, Err: err} }
+func New[R ~string](r R, err error) error { return &Error{Reason: Reason(r), Err: err} }
 
 func (e *Error) Error() string {
 	if e.Err == nil {
