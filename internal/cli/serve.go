@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,7 +64,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	if err != nil {
 		return err
 	}
-	token, err := serveToken(ws, o.TokenFile)
+	token, err := serve.LoadToken(ws, o.TokenFile)
 	if err != nil {
 		return err
 	}
@@ -127,63 +125,4 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
-}
-
-// serveToken returns the access token: read from file when it names one
-// that exists, else new, and written 0600 to file or .ralph/serve.token.
-func serveToken(ws *workspace.Workspace, file string) (string, error) {
-	if file != "" {
-		if data, err := os.ReadFile(file); err == nil {
-			tok := strings.TrimSpace(string(data))
-			if len(tok) < 16 {
-				return "", usageError(fmt.Errorf("%s: the token is shorter than 16 characters", file))
-			}
-			return tok, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", usageError(fmt.Errorf("read token: %w", err))
-		}
-	}
-	tok, err := serve.NewToken()
-	if err != nil {
-		return "", err
-	}
-	if file == "" {
-		if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
-			return "", err
-		}
-		ignoreToken(ws)
-		file = ws.Path(serve.TokenFile)
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return "", err
-	}
-	// Through a temporary file and a rename: a crash mid-write must not
-	// leave a short token that the next --token-file run refuses.
-	if err := workspace.WriteFileMode(file, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write token: %w", err)
-	}
-	return tok, nil
-}
-
-// ignoreToken makes sure .ralph/.gitignore keeps the token out of git and
-// out of snapshots, in workspaces set up before ralph serve existed.
-func ignoreToken(ws *workspace.Workspace) {
-	path := ws.Path(".gitignore")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		_ = workspace.WriteFile(path, []byte("# ralph's private files: the run history must survive rollbacks.\n"+strings.Join(workspace.Private, "\n")+"\n"))
-		return
-	}
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "/"+serve.TokenFile {
-			return
-		}
-	}
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		data = append(data, '\n')
-	}
-	_ = workspace.WriteFile(path, append(data, "/"+serve.TokenFile+"\n"...))
 }
