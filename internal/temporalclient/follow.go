@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -340,7 +341,7 @@ func Pending(ctx context.Context, g *Globals, t *Flags) error {
 		for _, x := range list {
 			for _, r := range livePending(x.s) {
 				n++
-				fmt.Fprintf(g.Stdout, "%d\t%s\t%s", r.ID, r.Type, trimOneLine(r.Prompt, 100))
+				fmt.Fprintf(g.Stdout, "%d\t%s\t%s", r.ID, r.Type, progress.OneLine(r.Prompt, 100))
 				if len(list) > 1 {
 					fmt.Fprintf(g.Stdout, "\tworkflow %s", x.rec.ID)
 				}
@@ -385,7 +386,7 @@ func Answer(ctx context.Context, g *Globals, t *Flags, arg, status, response str
 		if err != nil {
 			return failure.New(failure.Failed, err)
 		}
-		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, trimOneLine(r.Prompt, 100))
+		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, progress.OneLine(r.Prompt, 100))
 		return nil
 	})
 }
@@ -597,15 +598,6 @@ func livePending(s temporalrun.Snapshot) []temporalrun.Request {
 		return nil
 	}
 	return s.Pending.Requests
-}
-
-// trimOneLine is s on one line, cut to n bytes.
-func trimOneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-1] + "…"
-	}
-	return s
 }
 
 // firstLineOf is the first line of s, trimmed.

@@ -27,6 +27,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
@@ -169,7 +170,7 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 		fmt.Fprintf(&b, " · plan %d, implement %d, verify %d · failures %d/%d", r.PlanAttempt, r.ImplAttempts, r.VerifyAttempts, sp.Failures, sp.MaxFailures)
 	}
 	for _, r := range livePending(s) {
-		fmt.Fprintf(&b, " · waiting for a human: request %d: %s", r.ID, trimOneLine(r.Prompt, 60))
+		fmt.Fprintf(&b, " · waiting for a human: request %d: %s", r.ID, progress.OneLine(r.Prompt, 60))
 	}
 	return b.String()
 }
@@ -229,7 +230,7 @@ func RunTask(ctx context.Context, g *Globals, t *Flags, pass PassArgs, message s
 	// The worker's ralph runs the task there (--local), whatever
 	// ralph.toml in the repository says about Temporal.
 	id := "ralph-task-" + newID()
-	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: trimOneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
+	job := temporalrun.Job{Kind: temporalrun.KindTask, Name: progress.OneLine(message, 60), Remote: url, BaseRef: ref, Base: base,
 		Branch: "ralph/task/" + strings.TrimPrefix(id, "ralph-task-"), Args: append(append([]string{"run", "--local"}, args...), "--", message),
 		HeartbeatTimeout: t.Heartbeat, MaxAttempts: t.MaxAttempts}
 	started, err := temporalrun.StartTask(ctx, c, s.TaskQueue, id, job)
