@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/progress"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -356,7 +357,7 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 	if err := ws.Init(); err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, ws)
+	st, err := session.OpenStore(ctx, ws)
 	if err != nil {
 		return nil, err
 	}

@@ -36,11 +36,6 @@ func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, confi
 	return session.OpenWorkspace(ctx, g)
 }
 
-// openStore opens the workspace's database, creating .ralph/ if needed.
-func openStore(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
-	return session.OpenStore(ctx, ws)
-}
-
 // openRunStore opens the workspace and the database a run created; see
 // session.OpenRunStore.
 func openRunStore(ctx context.Context, g *Globals) (*workspace.Workspace, *store.Store, error) {
@@ -54,11 +49,6 @@ type agentFlags = registry.Flags
 // registry.BuildChain).
 func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
 	return registry.BuildChain(ws, cfg, f, logger)
-}
-
-// buildAgent constructs the backend the flags and configuration name.
-func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, error) {
-	return registry.Build(ws, cfg, f, logger)
 }
 
 // taskParser returns the parser that writes task.md: Option A through the
@@ -107,11 +97,6 @@ func touchedBy(st *store.Store) func(*plan.Node) string {
 	}
 }
 
-// buildGates returns the gates of a run (see gate.FromConfig).
-func buildGates(cfg config.Config, logger *slog.Logger) []gate.Gate {
-	return gate.FromConfig(cfg, logger)
-}
-
 // specGates are the gates of a spec and of landing (see gate.ForSpecs).
 func specGates(cfg config.Config) []gate.Gate { return gate.ForSpecs(cfg) }
 
@@ -133,7 +118,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	opt := engine.Options{
 		Agent:   ag,
-		Gates:   buildGates(cfg, g.Logger),
+		Gates:   gate.FromConfig(cfg, g.Logger),
 		Promise: cfg.Promise,
 		Limits: engine.Limits{
 			MaxIterations:    cfg.Limits.MaxIterations,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
@@ -205,7 +206,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		if script != "" {
 			f.Script = script
 		}
-		ag, err := buildAgent(ws, cfg, f, g.Logger)
+		ag, err := registry.Build(ws, cfg, f, g.Logger)
 		if err != nil {
 			return fmt.Errorf("%s: %w", role, err)
 		}
