@@ -80,7 +80,7 @@ func runDemo(ctx context.Context, g *Globals, into string, asJSON bool) error {
 	o := &RunOptions{json: asJSON}
 	o.agent.Name = "script"
 	o.agent.Script = scriptPath
-	runErr := runTask(ctx, &dg, o, "Build a landing page for Tideline: a hero, three features and a call to action.")
+	runErr := startTask(ctx, &dg, o, "Build a landing page for Tideline: a hero, three features and a call to action.")
 	if runErr != nil && !asJSON {
 		fmt.Fprintf(g.Stdout, "\nThe demo did not end as it should (see above); its repository is %s\n", repo)
 	}

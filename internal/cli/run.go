@@ -111,7 +111,7 @@ The run ends with one of these reasons and exit codes:
 			if o.worktree {
 				return runTaskInWorktree(cmd.Context(), g, &o, args[0])
 			}
-			return runTask(cmd.Context(), g, &o, args[0])
+			return startTask(cmd.Context(), g, &o, args[0])
 		},
 	}
 	o.AddFlags(cmd)
@@ -146,7 +146,7 @@ continues in its worktree and lands through the merge queue when it
 completes; one that completed but could not land is landed again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTask(cmd.Context(), g, &o, "")
+			return resumeTask(cmd.Context(), g, &o)
 		},
 	}
 	o.AddFlags(cmd)
@@ -154,101 +154,120 @@ completes; one that completed but could not land is landed again.`,
 	return cmd
 }
 
-// runTask runs (message != "") or resumes a task and maps its outcome to
-// an exit code.
-//
-// ralph run writes its request (.ralph/request.json) before anything else;
-// the task it creates records the request's token. ralph resume starts a
-// request whose token the store lacks (the run was killed before its task
-// was recorded), and otherwise continues the latest task, with the run's
-// flags unless given new ones.
-func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
+// startTask runs a new task, message (ralph run). It writes its request
+// (.ralph/request.json) before anything else; the task it creates records
+// the request's token, so that a run killed before its task reaches the
+// store is started by the next ralph resume.
+func startTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
-	}
-	// A resume with no task to continue says so before it writes anything
-	// or looks for an agent.
-	var req *runRequest
-	if message == "" {
-		req = loadRequest(ws)
-		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
-			return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask))
-		}
 	}
 	lock, err := ws.Lock()
 	if err != nil {
 		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
-	if message == "" {
-		req = loadRequest(ws) // again, now that no run can be writing it
-	} else {
-		if req, err = newRequest(message, o); err != nil {
-			return err
-		}
-		if err := req.save(ws); err != nil {
-			return err
-		}
-		pausepoint.At(pausepoint.RequestWritten)
+	req, err := newRequest(message, o)
+	if err != nil {
+		return err
 	}
+	if err := req.save(ws); err != nil {
+		return err
+	}
+	pausepoint.At(pausepoint.RequestWritten)
 	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if message == "" {
-		// An unlanded ralph run --worktree task newer than the last plain
-		// run continues in its worktree.
-		if rec, err := currentWorktreeTask(ctx, ws, st); err != nil {
+	return driveTask(ctx, g, ws, st, cfg, o, message, req.Token, "")
+}
+
+// resumeTask continues the latest task (ralph resume): an unlanded ralph
+// run --worktree task in its worktree; a request whose token the store
+// lacks (its run was killed before the task was recorded) is started;
+// otherwise the latest task goes on, with the run's flags unless given
+// new ones.
+func resumeTask(ctx context.Context, g *Globals, o *RunOptions) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	// A resume with no task to continue says so before it writes anything
+	// or looks for an agent.
+	req := loadRequest(ws)
+	if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
+		return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask))
+	}
+	lock, err := ws.Lock()
+	if err != nil {
+		return failure.New(failure.Failed, err)
+	}
+	defer lock.Release()
+	req = loadRequest(ws) // again, now that no run can be writing it
+	st, err := startRunStore(ctx, g, ws)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// An unlanded ralph run --worktree task newer than the last plain run
+	// continues in its worktree.
+	if rec, err := currentWorktreeTask(ctx, ws, st); err != nil {
+		return err
+	} else if rec != nil {
+		return resumeWorktreeTask(ctx, g, ws, st, cfg, o, rec)
+	}
+	recorded := int64(0)
+	if req != nil {
+		if v, ok, _ := st.State(ctx, store.RequestKey(req.Token)); ok {
+			recorded, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	var message, note string
+	latest, lerr := st.LatestTask(ctx)
+	switch {
+	case req != nil && recorded == 0:
+		// Killed before the task reached the store: start it now.
+		message = req.Message
+		o.inherit(req.Options)
+		note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
+	case errors.Is(lerr, store.ErrNoTask):
+		return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr))
+	case req != nil && lerr == nil && recorded == latest.ID:
+		o.inherit(req.Options)
+	default:
+		// A task no request describes: the agent the run used.
+		if o.agent == (agentFlags{}) {
+			if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
+				_ = json.Unmarshal([]byte(saved), &o.agent)
+			}
+		}
+		req = nil
+	}
+	token := ""
+	if req != nil {
+		// The next resume continues with what this one was told.
+		req.Options = o.requestOptions()
+		if err := req.save(ws); err != nil {
 			return err
-		} else if rec != nil {
-			return resumeWorktreeTask(ctx, g, ws, st, cfg, o, rec)
 		}
+		token = req.Token
 	}
-	start := message != ""
-	var note string
-	if message == "" {
-		recorded := int64(0)
-		if req != nil {
-			if v, ok, _ := st.State(ctx, store.RequestKey(req.Token)); ok {
-				recorded, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		latest, lerr := st.LatestTask(ctx)
-		switch {
-		case req != nil && recorded == 0:
-			// Killed before the task reached the store: start it now.
-			start, message = true, req.Message
-			o.inherit(req.Options)
-			note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
-		case errors.Is(lerr, store.ErrNoTask):
-			return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr))
-		case req != nil && lerr == nil && recorded == latest.ID:
-			o.inherit(req.Options)
-		default:
-			// A task no request describes: the agent the run used.
-			if o.agent == (agentFlags{}) {
-				if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
-					_ = json.Unmarshal([]byte(saved), &o.agent)
-				}
-			}
-			req = nil
-		}
-		if req != nil {
-			// The next resume continues with what this one was told.
-			req.Options = o.requestOptions()
-			if err := req.save(ws); err != nil {
-				return err
-			}
-		}
-	}
+	return driveTask(ctx, g, ws, st, cfg, o, message, token, note)
+}
+
+// driveTask runs the engine on ws: it starts task message, recorded by the
+// request token, or with message "" continues the latest task; note, when
+// set, is the run's first progress line. The task's outcome is the error.
+func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, message, token, note string) error {
 	opt, err := runEngineOptions(ctx, g, ws, st, cfg, o)
 	if err != nil {
 		return err
 	}
-	if start && req != nil {
-		opt.Request = req.Token
+	start := message != ""
+	if start {
+		opt.Request = token
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
