@@ -149,7 +149,7 @@ func (r *Reporter) format(p engine.Progress) string {
 	case engine.StageIteration:
 		return fmt.Sprintf("%s iteration %d", prefix, p.Iteration)
 	case engine.StageAgent:
-		return prefix + " " + FormatEvent(p.Event)
+		return prefix + " " + formatEvent(p.Event)
 	case engine.StageGates:
 		return prefix + " gates: " + p.Message
 	case engine.StageWarning, engine.StageError:
@@ -174,7 +174,8 @@ func (r *Reporter) format(p engine.Progress) string {
 	}
 }
 
-func FormatEvent(e *agent.Event) string {
+// formatEvent is an agent event as a progress line shows it.
+func formatEvent(e *agent.Event) string {
 	switch e.Kind {
 	case agent.KindToolCall:
 		return "→ " + e.Tool + " " + OneLine(SummarizeInput(e.Input), 100)

@@ -282,6 +282,8 @@ func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submit
 	return out, nil
 }
 
+// Status shows where the workspace's workflows (or --workflow's)
+// stand, as JSON with asJSON.
 func Status(ctx context.Context, g *Globals, t *Flags, asJSON bool) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := describeAll(ctx, g, c, recs, false)
@@ -331,6 +333,7 @@ func waiting(ctx context.Context, g *Globals, c client.Client, recs []submitted)
 	return slices.DeleteFunc(list, func(x shown) bool { return !running(x.s) }), nil
 }
 
+// Pending lists the requests the workflows wait on for a human.
 func Pending(ctx context.Context, g *Globals, t *Flags) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := waiting(ctx, g, c, recs)
@@ -355,6 +358,8 @@ func Pending(ctx context.Context, g *Globals, t *Flags) error {
 	})
 }
 
+// Answer approves or rejects (status) request arg of the workflow that
+// waits on it, with response.
 func Answer(ctx context.Context, g *Globals, t *Flags, arg, status, response string) error {
 	var reqID int64
 	if _, err := fmt.Sscan(strings.TrimPrefix(arg, "#"), &reqID); err != nil || reqID <= 0 {
@@ -391,6 +396,8 @@ func Answer(ctx context.Context, g *Globals, t *Flags, arg, status, response str
 	})
 }
 
+// Stop asks the running workflows to stop after their current
+// iteration (a spec: its current step), for reason.
 func Stop(ctx context.Context, g *Globals, t *Flags, reason string) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		ids := []string{recs[0].ID}

@@ -548,6 +548,8 @@ func (t *Flags) workflowID(ctx context.Context, g *Globals) (string, error) {
 	return "", failure.New(failure.Usage, errors.New("no Temporal workflow started here: name one with --workflow ID"))
 }
 
+// WithWorkflow dials the cluster and calls fn with the workflow the
+// flags name (see workflowID).
 func WithWorkflow(ctx context.Context, g *Globals, t *Flags, fn func(c client.Client, id string) error) error {
 	id, err := t.workflowID(ctx, g)
 	if err != nil {
