@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
@@ -133,7 +134,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 			tools := map[string]bool{}
 			for _, e := range evs {
 				if e.Kind == "tool_call" {
-					tools[e.Tool+" "+summarizeInput(json.RawMessage(e.Data))] = true
+					tools[e.Tool+" "+progress.SummarizeInput(json.RawMessage(e.Data))] = true
 				}
 			}
 			for _, want := range []string{"write_file .ralph/plan.tsx", "write_file src/sections/HeroSection.tsx", "run ls src/sections"} {

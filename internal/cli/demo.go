@@ -78,29 +78,12 @@ func runDemo(ctx context.Context, g *Globals, into string, asJSON bool) error {
 	o := &RunOptions{json: asJSON}
 	o.agent.Name = "script"
 	o.agent.Script = scriptPath
-	runErr := runTask(ctx, &dg, o, "Build a landing page for Tideline: a hero, three features and a call to action.")
+	runErr := startTask(ctx, &dg, o, "Build a landing page for Tideline: a hero, three features and a call to action.")
 	if runErr != nil && !asJSON {
 		fmt.Fprintf(g.Stdout, "\nThe demo did not end as it should (see above); its repository is %s\n", repo)
 	}
 	if runErr == nil && !asJSON {
-		fmt.Fprintf(g.Stdout, `
-What happened:
-  1. The agent wrote a plan with no theme and an empty screen, and asked to
-     finish at once: the harness deferred that and rejected the plan.
-  2. It fixed the plan; the harness validated it, applied the plan's theme
-     to src/index.css, loaded each section's recipe into feedback.md and
-     opened the BUILD phase.
-  3. It built two of three sections, replaced the scaffold App.tsx, and
-     asked to finish: the sections-exist gate failed and feedback.md said
-     what was missing.
-  4. It added the last section; every gate passed; task-1-post was saved.
-
-Look around:
-  cd %s
-  ralph status
-  ralph log
-  ralph snapshot list
-`, repo)
+		demo.Explain(g.Stdout, repo)
 	}
 	return runErr
 }

@@ -1,14 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"sort"
-	"strings"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/recipe"
@@ -48,85 +40,11 @@ func newRecipeListCommand(g *Globals) *cobra.Command {
 		Short: "List the recipes visible from this workspace, by category",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecipeList(cmd.Context(), g, opts)
+			return recipe.PrintList(cmd.Context(), g.Stdout, g.Dir, opts.JSON)
 		},
 	}
 	opts.AddFlags(cmd)
 	return cmd
-}
-
-// recipeJSON is the JSON form of a recipe in list and show output.
-type recipeJSON struct {
-	ID            string   `json:"id"`
-	Name          string   `json:"name"`
-	Category      string   `json:"category"`
-	Components    []string `json:"components"`
-	Variants      []string `json:"variants"`
-	SuggestedFile string   `json:"suggested_file"`
-	Source        string   `json:"source"`
-	Body          string   `json:"body,omitempty"`
-}
-
-func toRecipeJSON(r recipe.Recipe, body bool) recipeJSON {
-	j := recipeJSON{
-		ID: r.ID, Name: r.Name, Category: r.Category,
-		Components: r.Components, Variants: r.Variants,
-		SuggestedFile: recipe.SuggestedFile(r.ID), Source: r.Source,
-	}
-	if j.Components == nil {
-		j.Components = []string{}
-	}
-	if j.Variants == nil {
-		j.Variants = []string{}
-	}
-	if body {
-		j.Body = r.Body
-	}
-	return j
-}
-
-func runRecipeList(ctx context.Context, g *Globals, opts RecipeListOptions) error {
-	lib, err := recipe.Load(ctx, g.Dir)
-	if err != nil {
-		return fmt.Errorf("load recipes: %w", err)
-	}
-	list := lib.List()
-	if opts.JSON {
-		out := make([]recipeJSON, len(list))
-		for i, r := range list {
-			out[i] = toRecipeJSON(r, false)
-		}
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Category < list[j].Category })
-	tw := tabwriter.NewWriter(g.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCATEGORY\tSOURCE")
-	for _, r := range list {
-		cat := r.Category
-		if cat == "" {
-			cat = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, cat, displaySource(g, r.Source))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.Stdout, "\n%d recipes. Show one with: ralph recipe show ID\n", len(list))
-	return nil
-}
-
-// displaySource shortens a recipe file path to one relative to the
-// workspace when it lies inside it.
-func displaySource(g *Globals, source string) string {
-	if source == recipe.SourceEmbedded {
-		return source
-	}
-	if rel, err := filepath.Rel(g.Dir, source); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return source
 }
 
 // RecipeShowOptions are the flags of ralph recipe show.
@@ -146,40 +64,9 @@ func newRecipeShowCommand(g *Globals) *cobra.Command {
 		Short: "Print one recipe: its front matter, suggested file and body",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecipeShow(cmd.Context(), g, args[0], opts)
+			return recipe.PrintRecipe(cmd.Context(), g.Stdout, g.Dir, args[0], opts.JSON)
 		},
 	}
 	opts.AddFlags(cmd)
 	return cmd
-}
-
-func runRecipeShow(ctx context.Context, g *Globals, id string, opts RecipeShowOptions) error {
-	lib, err := recipe.Load(ctx, g.Dir)
-	if err != nil {
-		return fmt.Errorf("load recipes: %w", err)
-	}
-	r, ok := lib.Get(id)
-	if !ok {
-		msg := fmt.Sprintf("no recipe %q", id)
-		if near := lib.Nearest(id, 3); len(near) > 0 {
-			msg += "; did you mean " + strings.Join(near, ", ") + "?"
-		} else {
-			msg += "; see ralph recipe list"
-		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s", msg)}
-	}
-	if opts.JSON {
-		enc := json.NewEncoder(g.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(toRecipeJSON(r, true))
-	}
-	w := g.Stdout
-	fmt.Fprintf(w, "# %s (%s)\n\n", r.Name, r.ID)
-	fmt.Fprintf(w, "category:       %s\n", r.Category)
-	fmt.Fprintf(w, "components:     %s\n", strings.Join(r.Components, ", "))
-	fmt.Fprintf(w, "variants:       %s\n", strings.Join(r.Variants, ", "))
-	fmt.Fprintf(w, "suggested file: %s\n", recipe.SuggestedFile(r.ID))
-	fmt.Fprintf(w, "source:         %s\n\n", displaySource(g, r.Source))
-	fmt.Fprint(w, strings.TrimRight(r.Body, "\n")+"\n")
-	return nil
 }

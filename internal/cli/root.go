@@ -8,33 +8,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/session"
 )
 
-// Globals carries what every command needs: the streams it writes to, the
-// directory it works in and a logger.
-type Globals struct {
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
-	// Dir is the directory ralph works in (the --dir flag, default ".").
-	Dir string
-	// Logger writes to the run log (.ralph/logs/ralph.log), to stderr
-	// only with -v, and shows warnings as ralph's own lines (see
-	// logOutput).
-	Logger *slog.Logger
-	// Verbose turns on debug logging to stderr.
-	Verbose bool
-	logs    *logOutput
-}
+// Globals carries what every command needs (see session.Globals).
+type Globals = session.Globals
 
-// ExitError carries a specific process exit code. A nil Err means the
-// command has already printed what the user needs to see.
+// ExitError is an error with the process exit code it ends ralph with.
+// A nil Err means the command has already printed what the user needs to
+// see.
 type ExitError struct {
 	Code int
 	Err  error
@@ -49,8 +39,34 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// Main runs ralph with args and returns the process exit code. It is the
-// one place where errors become exit codes.
+// exitError is the one place where errors become exit codes: a failure's
+// reason chooses the code (the engine's reasons keep the codes the
+// engine gives them), a run elsewhere passes its own code on, and any
+// other error is a usage or internal error, 2.
+func exitError(err error) *ExitError {
+	code, shown := 2, err
+	var f *failure.Error
+	var x *failure.Exited
+	switch {
+	case errors.As(err, &x):
+		code, shown = x.Code, nil
+	case errors.As(err, &f):
+		shown = f.Err
+		switch f.Reason {
+		case failure.Failed:
+			code = 1
+		case failure.Usage:
+			code = 2
+		case failure.NotLanded:
+			code = 12
+		default:
+			code = engine.Reason(f.Reason).ExitCode()
+		}
+	}
+	return &ExitError{Code: code, Err: shown}
+}
+
+// Main runs ralph with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -62,21 +78,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if g.logs != nil {
-		_ = g.logs.Close()
-	}
+	_ = g.Close()
 	if err == nil {
 		return 0
 	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil {
-			fmt.Fprintf(stderr, "ralph: %v\n", ee.Err)
-		}
-		return ee.Code
+	ee := exitError(err)
+	if ee.Err != nil {
+		fmt.Fprintf(stderr, "ralph: %v\n", ee.Err)
 	}
-	fmt.Fprintf(stderr, "ralph: %v\n", err)
-	return 2
+	return ee.Code
 }
 
 func newRootCommand(g *Globals) *cobra.Command {
@@ -96,8 +106,7 @@ Start with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
-			g.logs = newLogOutput(g.Stderr, g.Verbose)
-			g.Logger = g.logs.logger()
+			g.StartLog()
 		},
 	}
 	root.PersistentFlags().StringVarP(&g.Dir, "dir", "C", ".", "work in `DIR` instead of the current directory")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +15,12 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/detect"
+	"github.com/ralph-harness/ralph/internal/doctor"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
+	"github.com/ralph-harness/ralph/internal/progress"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -116,7 +121,7 @@ as [guard] on_change says (ask by default: ralph pending shows the diff).`,
 			if o.worktree {
 				return runTaskInWorktree(cmd.Context(), g, &o, args[0])
 			}
-			return runTask(cmd.Context(), g, &o, args[0])
+			return startTask(cmd.Context(), g, &o, args[0])
 		},
 	}
 	o.AddFlags(cmd)
@@ -151,7 +156,7 @@ continues in its worktree and lands through the merge queue when it
 completes; one that completed but could not land is landed again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTask(cmd.Context(), g, &o, "")
+			return resumeTask(cmd.Context(), g, &o)
 		},
 	}
 	o.AddFlags(cmd)
@@ -159,109 +164,126 @@ completes; one that completed but could not land is landed again.`,
 	return cmd
 }
 
-// runTask runs (message != "") or resumes a task and maps its outcome to
-// an exit code.
-//
-// ralph run writes its request (.ralph/request.json) before anything else;
-// the task it creates records the request's token. ralph resume starts a
-// request whose token the store lacks (the run was killed before its task
-// was recorded), and otherwise continues the latest task, with the run's
-// flags unless given new ones.
-func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
+// startTask runs a new task, message (ralph run). It writes its request
+// (.ralph/request.json) before anything else; the task it creates records
+// the request's token, so that a run killed before its task reaches the
+// store is started by the next ralph resume.
+func startTask(ctx context.Context, g *Globals, o *RunOptions, message string) error {
+	ws, cfg, err := openWorkspace(ctx, g)
+	if err != nil {
+		return err
+	}
+	lock, err := ws.Lock()
+	if err != nil {
+		return failure.New(failure.Failed, err)
+	}
+	defer lock.Release()
+	req, err := newRequest(message, o)
+	if err != nil {
+		return err
+	}
+	if err := req.save(ws); err != nil {
+		return err
+	}
+	pausepoint.At(pausepoint.RequestWritten)
+	st, err := startRunStore(ctx, g, ws)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return driveTask(ctx, g, ws, st, cfg, o, message, req.Token, "")
+}
+
+// resumeTask continues the latest task (ralph resume): an unlanded ralph
+// run --worktree task in its worktree; a request whose token the store
+// lacks (its run was killed before the task was recorded) is started;
+// otherwise the latest task goes on, with the run's flags unless given
+// new ones.
+func resumeTask(ctx context.Context, g *Globals, o *RunOptions) error {
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
 	// A resume with no task to continue says so before it writes anything
 	// or looks for an agent.
-	var req *runRequest
-	if message == "" {
-		req = loadRequest(ws)
-		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
-			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask)}
-		}
+	req := loadRequest(ws)
+	if ok, _ := workspace.Exists(ws.Path(workspace.Database)); !ok && req == nil {
+		return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, store.ErrNoTask))
 	}
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
-	if message == "" {
-		req = loadRequest(ws) // again, now that no run can be writing it
-	} else {
-		if req, err = newRequest(message, o); err != nil {
-			return err
-		}
-		if err := req.save(ws); err != nil {
-			return err
-		}
-		pausepoint.At(pausepoint.RequestWritten)
-	}
+	req = loadRequest(ws) // again, now that no run can be writing it
 	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if message == "" {
-		// An unlanded ralph run --worktree task newer than the last plain
-		// run continues in its worktree.
-		if rec, err := currentWorktreeTask(ctx, ws, st); err != nil {
+	// An unlanded ralph run --worktree task newer than the last plain run
+	// continues in its worktree.
+	if rec, err := currentWorktreeTask(ctx, ws, st); err != nil {
+		return err
+	} else if rec != nil {
+		return resumeWorktreeTask(ctx, g, ws, st, cfg, o, rec)
+	}
+	recorded := int64(0)
+	if req != nil {
+		if v, ok, _ := st.State(ctx, store.RequestKey(req.Token)); ok {
+			recorded, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	var message, note string
+	latest, lerr := st.LatestTask(ctx)
+	switch {
+	case req != nil && recorded == 0:
+		// Killed before the task reached the store: start it now.
+		message = req.Message
+		o.inherit(req.Options)
+		note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
+	case errors.Is(lerr, store.ErrNoTask):
+		return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr))
+	case req != nil && lerr == nil && recorded == latest.ID:
+		o.inherit(req.Options)
+	default:
+		// A task no request describes: the agent the run used.
+		if o.agent == (agentFlags{}) {
+			if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
+				_ = json.Unmarshal([]byte(saved), &o.agent)
+			}
+		}
+		req = nil
+	}
+	token := ""
+	if req != nil {
+		// The next resume continues with what this one was told.
+		req.Options = o.requestOptions()
+		if err := req.save(ws); err != nil {
 			return err
-		} else if rec != nil {
-			return resumeWorktreeTask(ctx, g, ws, st, cfg, o, rec)
 		}
+		token = req.Token
 	}
-	start := message != ""
-	var note string
-	if message == "" {
-		recorded := int64(0)
-		if req != nil {
-			if v, ok, _ := st.State(ctx, store.RequestKey(req.Token)); ok {
-				recorded, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		latest, lerr := st.LatestTask(ctx)
-		switch {
-		case req != nil && recorded == 0:
-			// Killed before the task reached the store: start it now.
-			start, message = true, req.Message
-			o.inherit(req.Options)
-			note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
-		case errors.Is(lerr, store.ErrNoTask):
-			return &ExitError{Code: 1, Err: fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr)}
-		case req != nil && lerr == nil && recorded == latest.ID:
-			o.inherit(req.Options)
-		default:
-			// A task no request describes: the agent the run used.
-			if o.agent == (agentFlags{}) {
-				if saved, ok, _ := st.State(ctx, keyAgentFlags); ok {
-					_ = json.Unmarshal([]byte(saved), &o.agent)
-				}
-			}
-			req = nil
-		}
-		if req != nil {
-			// The next resume continues with what this one was told.
-			req.Options = o.requestOptions()
-			if err := req.save(ws); err != nil {
-				return err
-			}
-		}
-	}
+	return driveTask(ctx, g, ws, st, cfg, o, message, token, note)
+}
+
+// driveTask runs the engine on ws: it starts task message, recorded by the
+// request token, or with message "" continues the latest task; note, when
+// set, is the run's first progress line. The task's outcome is the error.
+func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, message, token, note string) error {
 	opt, err := runEngineOptions(ctx, g, ws, st, cfg, o)
 	if err != nil {
 		return err
 	}
-	if start && req != nil {
-		opt.Request = req.Token
+	start := message != ""
+	if start {
+		opt.Request = token
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer rep.Close()
 	opt.Reporter = rep
 	// Warnings logged during the run show as its own progress lines.
-	if g.logs != nil {
-		defer g.logs.setNotice(rep.Notice)()
-	}
+	defer g.ShowNotices(rep.Notice)()
 	eng := engine.New(ws, st, opt)
 	if note != "" {
 		rep.Report(engine.Progress{Stage: engine.StageNote, At: time.Now(), Message: note})
@@ -274,16 +296,16 @@ func runTask(ctx context.Context, g *Globals, o *RunOptions, message string) err
 		out, err = eng.Resume(ctx, o.force)
 	}
 	if errors.Is(err, engine.ErrNothingToResume) || errors.Is(err, store.ErrNoTask) {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted: %w", err)}
+			return failure.New(engine.Interrupted, fmt.Errorf("interrupted: %w", err))
 		}
 		return err
 	}
 	if code := out.Reason.ExitCode(); code != 0 {
-		return &ExitError{Code: code}
+		return failure.New(out.Reason, nil)
 	}
 	return nil
 }
@@ -338,7 +360,7 @@ func newStopCommand(g *Globals) *cobra.Command {
 			defer st.Close()
 			pid := ws.HolderPID()
 			if pid == 0 {
-				return &ExitError{Code: 1, Err: errors.New("no ralph run is active in this workspace")}
+				return failure.New(failure.Failed, errors.New("no ralph run is active in this workspace"))
 			}
 			if err := st.SetState(ctx, store.KeyStopRequest, reason); err != nil {
 				return err
@@ -366,11 +388,11 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 	if err := ws.Init(); err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, ws)
+	st, err := session.OpenStore(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
-	if err := endOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
+	if err := doctor.EndOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -405,3 +427,6 @@ func runEngineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, 
 	}
 	return opt, nil
 }
+
+// newReporter shows a run's progress on w (see progress.New).
+func newReporter(w io.Writer, asJSON bool) *progress.Reporter { return progress.New(w, asJSON) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -19,9 +20,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/workspace"
 	"github.com/ralph-harness/ralph/internal/worktree"
 )
-
-// Exit code of ralph run --worktree when the completed task cannot land.
-const runExitConflict = 12
 
 // runTaskInWorktree runs one task as ralph run does, but in a git worktree
 // .ralph/worktrees/task-<N> on branch ralph/task/<N> started from HEAD; a
@@ -50,7 +48,7 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	}
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
 	st, err := startRunStore(ctx, g, ws)
@@ -251,23 +249,23 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			out = engine.Outcome{Reason: engine.Completed, Task: t.Number, TaskID: t.ID}
 		default:
 			if latest, lerr := st.LatestTask(ctx); lerr != nil || latest.ID != id {
-				return &ExitError{Code: 1, Err: fmt.Errorf("%w: task %d in %s is not the latest task", engine.ErrNothingToResume, n, rel)}
+				return failure.New(failure.Failed, fmt.Errorf("%w: task %d in %s is not the latest task", engine.ErrNothingToResume, n, rel))
 			}
 			out, err = engine.New(wws, st, opt).Resume(ctx, o.force)
 		}
 		_ = ws.SetInt(workspace.TaskCounter, max(n, ws.Int(workspace.TaskCounter)))
 		if errors.Is(err, engine.ErrNothingToResume) {
-			return &ExitError{Code: 1, Err: err}
+			return failure.New(failure.Failed, err)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept; continue with ralph resume): %w", rel, branch, err)}
+				return failure.New(engine.Interrupted, fmt.Errorf("interrupted (the task's worktree %s and branch %s are kept; continue with ralph resume): %w", rel, branch, err))
 			}
 			return err
 		}
 		if out.Reason != engine.Completed {
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
-			return &ExitError{Code: out.Reason.ExitCode()}
+			return failure.New(out.Reason, nil)
 		}
 		if _, err := git.Run(ctx, dir, "add", "-A"); err != nil {
 			return err
@@ -297,7 +295,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		if err := worktree.Remove(ctx, ws.Root, dir, ""); err != nil {
 			return err
 		}
-		return &ExitError{Code: runExitConflict, Err: fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch)}
+		return failure.New(failure.NotLanded, fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch))
 	}
 	if err := worktree.Remove(ctx, ws.Root, dir, branch); err != nil {
 		return err

@@ -8,15 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/secrets"
 	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/status"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -76,12 +75,11 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		return err
 	}
 	defer lock.Release()
-	ignoreToken(ws)
 	tokenFile := o.TokenFile
 	if tokenFile == "" {
 		tokenFile = ws.Path(serve.TokenFile)
 	}
-	token, err := serveToken(ws, o.TokenFile)
+	token, err := serve.LoadToken(ws, o.TokenFile)
 	if err != nil {
 		return err
 	}
@@ -105,11 +103,11 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 			if _, err := os.Stat(layout.Dir); err != nil {
 				return nil, nil
 			}
-			return specsStatus(ctx, ws, layout)
+			return status.SpecRows(ctx, ws, layout)
 		},
 		Status: func(ctx context.Context, ws *workspace.Workspace, st *store.Store) (any, error) {
 			rep, err := buildStatus(ctx, ws, st)
-			var ee *ExitError
+			var ee *failure.Error
 			if errors.As(err, &ee) && ee.Err != nil {
 				return nil, ee.Err
 			}
@@ -149,68 +147,4 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
-}
-
-// serveToken returns the access token: read from file when it names one
-// that exists, else new, and written 0600 to file or .ralph/serve.token.
-func serveToken(ws *workspace.Workspace, file string) (string, error) {
-	if file != "" {
-		if data, err := os.ReadFile(file); err == nil {
-			tok := strings.TrimSpace(string(data))
-			if len(tok) < 16 {
-				return "", usageError(fmt.Errorf("%s: the token is shorter than 16 characters", file))
-			}
-			return tok, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", usageError(fmt.Errorf("read token: %w", err))
-		}
-	}
-	tok, err := serve.NewToken()
-	if err != nil {
-		return "", err
-	}
-	if file == "" {
-		if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
-			return "", err
-		}
-		ignoreToken(ws)
-		file = ws.Path(serve.TokenFile)
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
-		return "", err
-	}
-	// Through a temporary file and a rename: a crash mid-write must not
-	// leave a short token that the next --token-file run refuses.
-	if err := workspace.WriteFileMode(file, []byte(tok+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write token: %w", err)
-	}
-	return tok, nil
-}
-
-// ignoreToken makes sure .ralph/.gitignore keeps the token and the
-// dashboard's lock out of git and out of snapshots, in workspaces set up
-// before ralph serve had them.
-func ignoreToken(ws *workspace.Workspace) {
-	path := ws.Path(".gitignore")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		_ = workspace.WriteFile(path, []byte("# ralph's private files: the run history must survive rollbacks.\n"+strings.Join(workspace.Private, "\n")+"\n"))
-		return
-	}
-	if err != nil {
-		return
-	}
-	lines, before := strings.Split(string(data), "\n"), len(data)
-	for _, name := range []string{"/" + serve.TokenFile, "/" + serve.LockFile} {
-		if slices.ContainsFunc(lines, func(l string) bool { return strings.TrimSpace(l) == name }) {
-			continue
-		}
-		if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-			data = append(data, '\n')
-		}
-		data = append(data, name+"\n"...)
-	}
-	if len(data) != before {
-		_ = workspace.WriteFile(path, data)
-	}
 }

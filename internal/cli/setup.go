@@ -1,36 +1,26 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
-	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/agent/api"
-	"github.com/ralph-harness/ralph/internal/agent/claude"
-	"github.com/ralph-harness/ralph/internal/agent/codex"
-	"github.com/ralph-harness/ralph/internal/agent/command"
-	"github.com/ralph-harness/ralph/internal/agent/copilot"
-	"github.com/ralph-harness/ralph/internal/agent/gemini"
-	"github.com/ralph-harness/ralph/internal/agent/opencode"
-	"github.com/ralph-harness/ralph/internal/agent/qwen"
-	"github.com/ralph-harness/ralph/internal/agent/script"
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/recipe"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -39,209 +29,26 @@ import (
 )
 
 // usageError is a mistake in how ralph was invoked or configured: exit 2.
-func usageError(err error) error { return &ExitError{Code: 2, Err: err} }
+func usageError(err error) error { return failure.New(failure.Usage, err) }
 
 // openWorkspace finds the workspace and reads its configuration.
 func openWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, config.Config, error) {
-	ws, err := workspace.Open(ctx, g.Dir)
-	if err != nil {
-		return nil, config.Config{}, usageError(err)
-	}
-	if g.logs != nil {
-		g.logs.useWorkspace(ws)
-	}
-	cfg, err := config.Load(ws.Root)
-	if err != nil {
-		return nil, config.Config{}, usageError(err)
-	}
-	return ws, cfg, nil
+	return session.OpenWorkspace(ctx, g)
 }
 
-// openStore opens the workspace's database, creating .ralph/ if needed.
-func openStore(ctx context.Context, ws *workspace.Workspace) (*store.Store, error) {
-	if err := os.MkdirAll(ws.StateDir(), 0o755); err != nil {
-		return nil, err
-	}
-	return store.Open(ctx, ws.Path(workspace.Database))
-}
-
-// openRunStore opens the workspace and the database a run created, for the
-// commands that work beside a run (status, log, stop, pending, approve,
-// reject). It fails clearly when no run has created the database yet, and
-// never creates it.
+// openRunStore opens the workspace and the database a run created; see
+// session.OpenRunStore.
 func openRunStore(ctx context.Context, g *Globals) (*workspace.Workspace, *store.Store, error) {
-	ws, _, err := openWorkspace(ctx, g)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := os.Stat(ws.Path(workspace.Database)); err != nil {
-		return nil, nil, &ExitError{Code: 1, Err: errors.New("no ralph run in this workspace yet (start one with `ralph run \"message\"`)")}
-	}
-	st, err := store.Open(ctx, ws.Path(workspace.Database))
-	if err != nil {
-		return nil, nil, err
-	}
-	return ws, st, nil
+	return session.OpenRunStore(ctx, g)
 }
 
 // agentFlags are the flags that choose and configure the agent.
-type agentFlags struct {
-	Name    string `json:"name,omitempty"`
-	Script  string `json:"script,omitempty"`
-	Command string `json:"command,omitempty"`
-	Model   string `json:"model,omitempty"`
-}
+type agentFlags = registry.Flags
 
-// buildAgents constructs the backends the flags and configuration name:
-// the one to run first, and the fallback chain after it when the name is a
-// comma-separated list ("claude,codex" from --agent, or a list in
-// ralph.toml). Every backend of the chain must be available now.
+// buildAgents constructs the agent and its fallback chain (see
+// registry.BuildChain).
 func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
-	name := f.Name
-	if name == "" {
-		name = string(cfg.Agent)
-	}
-	if !strings.Contains(name, ",") {
-		ag, err := buildAgent(ws, cfg, f, logger)
-		return ag, nil, err
-	}
-	var names []string
-	seen := map[string]bool{}
-	for _, n := range strings.Split(name, ",") {
-		n = strings.TrimSpace(n)
-		switch {
-		case n == "":
-			continue
-		case n == "auto":
-			return nil, nil, usageError(fmt.Errorf("agent %q: auto cannot be part of a fallback chain; name the agents", name))
-		case seen[n]:
-			return nil, nil, usageError(fmt.Errorf("agent %q: %s is named twice", name, n))
-		}
-		seen[n] = true
-		names = append(names, n)
-	}
-	var chain []agent.Agent
-	for _, n := range names {
-		g := f
-		g.Name = n
-		ag, err := buildAgent(ws, cfg, g, logger)
-		if err != nil {
-			return nil, nil, err
-		}
-		chain = append(chain, ag)
-	}
-	if len(chain) == 0 {
-		return nil, nil, usageError(fmt.Errorf("agent %q names no agent", name))
-	}
-	return chain[0], chain[1:], nil
-}
-
-// buildAgent constructs the backend the flags and configuration name.
-func buildAgent(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, error) {
-	name := f.Name
-	if name == "" {
-		name = string(cfg.Agent)
-	}
-	if f.Script != "" && (name == "" || name == "auto") {
-		name = "script"
-	}
-	backend := cfg.Agents[name]
-	switch name {
-	case "script":
-		if f.Script == "" {
-			return nil, usageError(errors.New("--agent script needs --script FILE"))
-		}
-		path := f.Script
-		if !filepath.IsAbs(path) {
-			if _, err := os.Stat(path); err != nil {
-				path = filepath.Join(ws.Root, path)
-			}
-		}
-		s, err := script.Load(path)
-		if err != nil {
-			return nil, usageError(err)
-		}
-		return script.New(s), nil
-	case "command":
-		argv := backend.Command
-		if f.Command != "" {
-			argv = strings.Fields(f.Command)
-		}
-		if len(argv) == 0 {
-			return nil, usageError(errors.New("--agent command needs --command PROGRAM or [agents.command] command = [argv…] in ralph.toml"))
-		}
-		if _, err := exec.LookPath(argv[0]); err != nil {
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH", agent.ErrNotFound, argv[0])}
-		}
-		return command.New(argv, backend.Env, ws.Path(workspace.Logs)), nil
-	case "api":
-		a, err := api.New(apiConfig(cfg, backend, f), logger)
-		if err != nil {
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%v (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or [agents.api] in ralph.toml)", err)}
-		}
-		return a, nil
-	case "auto", "":
-		for _, b := range cliBackends {
-			if b.available(backendConfig(cfg, cfg.Agents[b.name], f)) {
-				return buildAgent(ws, cfg, agentFlags{Name: b.name, Model: f.Model}, logger)
-			}
-		}
-		if _, err := api.New(apiConfig(cfg, cfg.Agents["api"], f), logger); err == nil {
-			return buildAgent(ws, cfg, agentFlags{Name: "api", Model: f.Model}, logger)
-		}
-		return nil, &ExitError{Code: 10, Err: errors.New("no agent available: install Claude Code (npm install -g @anthropic-ai/claude-code) or Codex (npm install -g @openai/codex), set ANTHROPIC_API_KEY or OPENAI_API_KEY for the built-in api agent, or pass --agent script --script FILE")}
-	}
-	for _, b := range cliBackends {
-		if b.name != name {
-			continue
-		}
-		ac := backendConfig(cfg, backend, f)
-		if !b.available(ac) {
-			bin := ac.Binary
-			if bin == "" {
-				bin = b.binary
-			}
-			return nil, &ExitError{Code: 10, Err: fmt.Errorf("%w: %s is not on PATH (install it: %s)", agent.ErrNotFound, bin, b.hint)}
-		}
-		return b.build(ac, logger), nil
-	}
-	return nil, usageError(fmt.Errorf("unknown agent %q (want auto, claude, codex, opencode, gemini, qwen, copilot, amp, api, command or script)", name))
-}
-
-// cliBackend is an agent CLI ralph can drive.
-type cliBackend struct {
-	name, binary, hint string
-	available          func(agent.Config) bool
-	build              func(agent.Config, *slog.Logger) agent.Agent
-}
-
-// cliBackends are the agent CLIs in the order --agent auto tries them.
-var cliBackends = []cliBackend{
-	{claude.Name, claude.DefaultBinary, claude.InstallHint, claude.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return claude.New(c, l) }},
-	{codex.Name, codex.DefaultBinary, codex.InstallHint, codex.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return codex.New(c, l) }},
-	{opencode.Name, opencode.DefaultBinary, opencode.InstallHint, opencode.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return opencode.New(c, l) }},
-	{gemini.Name, gemini.DefaultBinary, gemini.InstallHint, gemini.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return gemini.New(c, l) }},
-	{qwen.Name, qwen.DefaultBinary, qwen.InstallHint, qwen.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return qwen.New(c, l) }},
-	{copilot.Name, copilot.DefaultBinary, copilot.InstallHint, copilot.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return copilot.New(c, l) }},
-	{amp.Name, amp.DefaultBinary, amp.InstallHint, amp.Available, func(c agent.Config, l *slog.Logger) agent.Agent { return amp.New(c, l) }},
-}
-
-// backendConfig merges ralph.toml's [agents.NAME] table and the flags;
-// the model is --model, else [agents.NAME] model, else the top-level one.
-func backendConfig(cfg config.Config, b config.Backend, f agentFlags) agent.Config {
-	return agent.Config{
-		Binary:         b.Binary,
-		Args:           b.Args,
-		Model:          cmp.Or(f.Model, b.Model, cfg.Model),
-		Env:            b.Env,
-		MaxTurns:       b.MaxTurns,
-		PermissionMode: b.PermissionMode,
-	}
-}
-
-// apiConfig configures the built-in api agent from [agents.api] and flags.
-func apiConfig(cfg config.Config, b config.Backend, f agentFlags) api.Config {
-	return api.Config{Provider: b.Provider, Model: cmp.Or(f.Model, b.Model, cfg.Model), BaseURL: b.BaseURL, APIKeyEnv: b.APIKeyEnv, MaxTurns: b.MaxTurns, Stylesheet: cfg.Theme.Stylesheet}
+	return registry.BuildChain(ws, cfg, f, logger)
 }
 
 // taskParser returns the parser that writes task.md: Option A through the
@@ -258,7 +65,7 @@ func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Pa
 			return p
 		}
 	}
-	m, err := api.NewModel(apiConfig(cfg, cfg.Agents["api"], agentFlags{}), logger)
+	m, err := api.NewModel(registry.APIConfig(cfg, cfg.Agents["api"], agentFlags{}), logger)
 	if err != nil {
 		logger.Warn("task parser: no model, using the template", "err", err)
 		return p
@@ -290,31 +97,11 @@ func touchedBy(st *store.Store) func(*plan.Node) string {
 	}
 }
 
-// buildGates returns the gates of a run: the built-in gates, then the
-// command gates of ralph.toml.
-func buildGates(cfg config.Config, logger *slog.Logger) []gate.Gate {
-	gates := []gate.Gate{
-		gate.HasSummary{},
-		&gate.PlanDiff{},
-		&gate.AppHasContent{},
-		buildSucceeds(cfg.Build, logger),
-		&gate.CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
-	}
-	for _, g := range cfg.Gates {
-		gates = append(gates, &gate.Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
-	}
-	return gates
-}
+// specGates are the gates of a spec and of landing (see gate.ForSpecs).
+func specGates(cfg config.Config) []gate.Gate { return gate.ForSpecs(cfg) }
 
-// buildSucceeds configures the build-succeeds gate from [gates.build];
-// without the table it runs for App plans only.
-func buildSucceeds(b *config.BuildGate, logger *slog.Logger) *gate.BuildSucceeds {
-	if b == nil {
-		return &gate.BuildSucceeds{Logger: logger}
-	}
-	return &gate.BuildSucceeds{OptIn: true, Use: b.Use, Entry: b.Entry, Missing: b.Missing,
-		Tsconfig: b.Tsconfig, Timeout: b.Timeout.Duration, Logger: logger}
-}
+// landingGates runs gates on a rebased branch for the merge queue.
+func landingGates(gates []gate.Gate) mergequeue.Gates { return gate.Landing(gates) }
 
 // engineOptions wires an engine from configuration.
 func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, ag agent.Agent) (engine.Options, error) {
@@ -331,7 +118,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	opt := engine.Options{
 		Agent:   ag,
-		Gates:   buildGates(cfg, g.Logger),
+		Gates:   gate.FromConfig(cfg, g.Logger),
 		Promise: cfg.Promise,
 		Guard:   engine.Guard{Protect: cfg.Guard.Protect, OnChange: cfg.Guard.OnChange, Timeout: cfg.Guard.Timeout.Duration},
 		Limits: engine.Limits{

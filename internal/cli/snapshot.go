@@ -2,16 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 )
 
@@ -43,15 +41,25 @@ undone by rolling back to that.`,
 func openSnapshots(ctx context.Context, g *Globals) (*snapshot.Repo, error) {
 	r, err := snapshot.Open(ctx, g.Dir, g.Logger)
 	if errors.Is(err, snapshot.ErrNotGitRepo) {
-		return nil, &ExitError{Code: 1, Err: err}
+		return nil, failure.New(failure.Failed, err)
 	}
 	return r, err
+}
+
+// withSnapshots calls fn with the snapshot store of the working tree at
+// g.Dir.
+func withSnapshots(ctx context.Context, g *Globals, fn func(r *snapshot.Repo) error) error {
+	r, err := openSnapshots(ctx, g)
+	if err != nil {
+		return err
+	}
+	return fn(r)
 }
 
 // snapshotError gives an unknown snapshot name exit status 1.
 func snapshotError(err error) error {
 	if errors.Is(err, snapshot.ErrNoSuchSnapshot) {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	return err
 }
@@ -93,12 +101,6 @@ func (o *SnapshotJSONOptions) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 }
 
-func writeSnapshotJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func newSnapshotListCommand(g *Globals) *cobra.Command {
 	var opts SnapshotJSONOptions
 	cmd := &cobra.Command{
@@ -106,43 +108,11 @@ func newSnapshotListCommand(g *Globals) *cobra.Command {
 		Short: "List the snapshots, oldest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshotList(cmd.Context(), g, opts)
+			return withSnapshots(cmd.Context(), g, func(r *snapshot.Repo) error { return snapshot.PrintList(cmd.Context(), g.Stdout, r, opts.JSON) })
 		},
 	}
 	opts.AddFlags(cmd)
 	return cmd
-}
-
-func runSnapshotList(ctx context.Context, g *Globals, opts SnapshotJSONOptions) error {
-	r, err := openSnapshots(ctx, g)
-	if err != nil {
-		return err
-	}
-	ss, err := r.List(ctx)
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		if ss == nil {
-			ss = []snapshot.Snapshot{}
-		}
-		return writeSnapshotJSON(g.Stdout, ss)
-	}
-	if len(ss) == 0 {
-		fmt.Fprintln(g.Stdout, "no snapshots yet; ralph snapshot save [MESSAGE] takes one")
-		return nil
-	}
-	tw := tabwriter.NewWriter(g.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tCOMMIT\tTIME\tMESSAGE")
-	for _, s := range ss {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.ShortCommit(), s.Time.Local().Format(time.DateTime), snapshotFirstLine(s.Message))
-	}
-	return tw.Flush()
-}
-
-func snapshotFirstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 func newSnapshotRollbackCommand(g *Globals) *cobra.Command {
@@ -180,54 +150,13 @@ func newSnapshotDiffCommand(g *Globals) *cobra.Command {
 		Short: "List the files added, modified or deleted since a snapshot",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshotDiff(cmd.Context(), g, args[0], opts)
+			return withSnapshots(cmd.Context(), g, func(r *snapshot.Repo) error {
+				return snapshot.PrintDiff(cmd.Context(), g.Stdout, r, args[0], opts.JSON)
+			})
 		},
 	}
 	opts.AddFlags(cmd)
 	return cmd
-}
-
-// snapshotDiffJSON is the JSON form of ralph snapshot diff.
-type snapshotDiffJSON struct {
-	Snapshot string                `json:"snapshot"`
-	Changes  []snapshot.FileChange `json:"changes"`
-}
-
-func runSnapshotDiff(ctx context.Context, g *Globals, name string, opts SnapshotJSONOptions) error {
-	r, err := openSnapshots(ctx, g)
-	if err != nil {
-		return err
-	}
-	changes, err := r.Diff(ctx, name)
-	if err != nil {
-		return snapshotError(err)
-	}
-	if opts.JSON {
-		if changes == nil {
-			changes = []snapshot.FileChange{}
-		}
-		return writeSnapshotJSON(g.Stdout, snapshotDiffJSON{Snapshot: name, Changes: changes})
-	}
-	if len(changes) == 0 {
-		fmt.Fprintf(g.Stdout, "no changes since %s\n", name)
-		return nil
-	}
-	counts := map[snapshot.Change]int{}
-	for _, c := range changes {
-		fmt.Fprintf(g.Stdout, "%-9s %s\n", c.Change, c.Path)
-		counts[c.Change]++
-	}
-	fmt.Fprintf(g.Stdout, "%d %s changed since %s (%d added, %d modified, %d deleted)\n",
-		len(changes), snapshotPlural(len(changes), "file", "files"), name,
-		counts[snapshot.Added], counts[snapshot.Modified], counts[snapshot.Deleted])
-	return nil
-}
-
-func snapshotPlural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func newSnapshotStatusCommand(g *Globals) *cobra.Command {
@@ -237,36 +166,9 @@ func newSnapshotStatusCommand(g *Globals) *cobra.Command {
 		Short: "Show which snapshot the tree matches and how much changed since the latest",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSnapshotStatus(cmd.Context(), g, opts)
+			return withSnapshots(cmd.Context(), g, func(r *snapshot.Repo) error { return snapshot.PrintStatus(cmd.Context(), g.Stdout, r, opts.JSON) })
 		},
 	}
 	opts.AddFlags(cmd)
 	return cmd
-}
-
-func runSnapshotStatus(ctx context.Context, g *Globals, opts SnapshotJSONOptions) error {
-	r, err := openSnapshots(ctx, g)
-	if err != nil {
-		return err
-	}
-	st, err := r.Status(ctx)
-	if err != nil {
-		return err
-	}
-	if opts.JSON {
-		return writeSnapshotJSON(g.Stdout, st)
-	}
-	if st.Count == 0 {
-		fmt.Fprintf(g.Stdout, "no snapshots yet; %d %s would be saved\n", st.Changes, snapshotPlural(st.Changes, "file", "files"))
-		return nil
-	}
-	current := st.Current
-	if current == "" {
-		current = "none (the working tree matches no snapshot)"
-	}
-	fmt.Fprintf(g.Stdout, "current:   %s\n", current)
-	fmt.Fprintf(g.Stdout, "latest:    %s at %s\n", st.Latest, st.LastTime.Local().Format(time.DateTime))
-	fmt.Fprintf(g.Stdout, "changes:   %d %s differ from %s\n", st.Changes, snapshotPlural(st.Changes, "file", "files"), st.Latest)
-	fmt.Fprintf(g.Stdout, "snapshots: %d\n", st.Count)
-	return nil
 }

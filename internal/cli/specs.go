@@ -5,29 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
-	"github.com/ralph-harness/ralph/internal/gate"
-	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
-	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/status"
 	"github.com/ralph-harness/ralph/internal/workspace"
-)
-
-// Exit codes of ralph specs run.
-const (
-	specsExitFailed = 1  // at least one spec failed
-	specsExitCost   = 5  // --max-cost reached (whole run)
-	specsExitAgent  = 10 // an agent could not run at all
-	specsExitSignal = 130
 )
 
 // SpecsRunOptions are the flags of ralph specs run.
@@ -174,25 +165,6 @@ func specsLayout(g *Globals, ws *workspace.Workspace, cfg config.Config, dir str
 	return l, nil
 }
 
-// specGates are the configured gates: the command gates of ralph.toml,
-// and build-succeeds when [gates.build] opts the project in. The other
-// built-in gates of ralph run (has-summary, the plan and theme gates)
-// check its .ralph/ protocol, which the spec pipeline does not use.
-func specGates(cfg config.Config) []gate.Gate {
-	var out []gate.Gate
-	for _, g := range buildGates(cfg, nil) {
-		switch g := g.(type) {
-		case *gate.Command:
-			out = append(out, g)
-		case *gate.BuildSucceeds:
-			if g.OptIn {
-				out = append(out, g)
-			}
-		}
-	}
-	return out
-}
-
 func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) error {
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
@@ -234,7 +206,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		if script != "" {
 			f.Script = script
 		}
-		ag, err := buildAgent(ws, cfg, f, g.Logger)
+		ag, err := registry.Build(ws, cfg, f, g.Logger)
 		if err != nil {
 			return fmt.Errorf("%s: %w", role, err)
 		}
@@ -243,7 +215,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 
 	lock, err := ws.Lock()
 	if err != nil {
-		return &ExitError{Code: 1, Err: err}
+		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
 	st, err := startRunStore(ctx, g, ws)
@@ -288,25 +260,25 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	} else {
 		rep, runErr = p.Run(ctx, specs)
 	}
-	printSpecsSummary(g, rep)
+	status.PrintSpecsSummary(g.Stdout, rep)
 	switch {
 	case runErr == nil:
 	case errors.Is(runErr, spec.ErrMaxCost):
-		return &ExitError{Code: specsExitCost, Err: fmt.Errorf("%w (run ralph specs run again with a higher --max-cost to go on)", runErr)}
+		return failure.New(engine.MaxCost, fmt.Errorf("%w (run ralph specs run again with a higher --max-cost to go on)", runErr))
 	case errors.Is(runErr, errParallelUsage):
 		return usageError(runErr)
 	case ctx.Err() != nil:
-		return &ExitError{Code: specsExitSignal, Err: fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr)}
+		return failure.New(engine.Interrupted, fmt.Errorf("interrupted (run ralph specs run again to resume): %w", runErr))
 	case errors.Is(runErr, spec.ErrAgentUnavailable):
-		return &ExitError{Code: specsExitAgent, Err: runErr}
+		return failure.New(engine.AgentError, runErr)
 	default:
 		return runErr
 	}
 	if n := len(rep.Failed()); n > 0 {
-		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs failed", n, len(rep.Results))}
+		return failure.New(failure.Failed, fmt.Errorf("%d of %d specs failed", n, len(rep.Results)))
 	}
 	if n := len(rep.Conflicts()); n > 0 {
-		return &ExitError{Code: specsExitFailed, Err: fmt.Errorf("%d of %d specs could not land", n, len(rep.Results))}
+		return failure.New(failure.Failed, fmt.Errorf("%d of %d specs could not land", n, len(rep.Results)))
 	}
 	return nil
 }
@@ -320,7 +292,7 @@ func runSpecStep(ctx context.Context, p *spec.Pipeline, specs []spec.Spec, path 
 	rep, err := p.Step(ctx, specs[0])
 	if err != nil {
 		if errors.Is(err, spec.ErrAgentUnavailable) {
-			return &ExitError{Code: specsExitAgent, Err: err}
+			return failure.New(engine.AgentError, err)
 		}
 		return err
 	}
@@ -330,39 +302,6 @@ func runSpecStep(ctx context.Context, p *spec.Pipeline, specs []spec.Spec, path 
 	}
 	return workspace.WriteFile(path, data)
 }
-
-func printSpecsSummary(g *Globals, rep spec.Report) {
-	counts := map[spec.Outcome]int{}
-	var cost float64
-	for _, r := range rep.Results {
-		counts[r.Outcome]++
-		cost += r.CostUSD
-	}
-	conflicts := ""
-	if n := counts[spec.Conflict]; n > 0 {
-		conflicts = fmt.Sprintf(", %d conflict", n)
-	}
-	fmt.Fprintf(g.Stdout, "\nspecs: %d done, %d failed, %d skipped%s (cost $%.2f)\n", counts[spec.Done], counts[spec.Failed], counts[spec.Skipped], conflicts, cost)
-	if failed := rep.Failed(); len(failed) > 0 {
-		fmt.Fprintln(g.Stdout, "failed:")
-		for _, r := range failed {
-			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
-			if r.Logs != "" {
-				fmt.Fprintf(g.Stdout, "    logs: %s\n", r.Logs)
-			}
-		}
-	}
-	if c := rep.Conflicts(); len(c) > 0 {
-		fmt.Fprintln(g.Stdout, "could not land:")
-		for _, r := range c {
-			fmt.Fprintf(g.Stdout, "  %s: %s\n", r.Spec.Rel, r.Reason)
-		}
-	}
-}
-
-// specStatus is one row of ralph specs status, the same row the
-// dashboard's specs page and GET /api/specs show.
-type specStatus = serve.SpecRow
 
 func newSpecsStatusCommand(g *Globals) *cobra.Command {
 	var asJSON bool
@@ -386,7 +325,7 @@ could not land, and the line below the table says what to do.`,
 			if err != nil {
 				return err
 			}
-			rows, err := specsStatus(ctx, ws, layout)
+			rows, err := status.SpecRows(ctx, ws, layout)
 			if err != nil {
 				return err
 			}
@@ -416,66 +355,6 @@ could not land, and the line below the table says what to do.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON")
 	return cmd
-}
-
-func specsStatus(ctx context.Context, ws *workspace.Workspace, layout spec.Layout) ([]specStatus, error) {
-	specs, err := layout.Discover()
-	if err != nil {
-		return nil, usageError(err)
-	}
-	records := map[string]store.SpecRecord{}
-	if _, err := os.Stat(ws.Path(workspace.Database)); err == nil {
-		st, err := store.Open(ctx, ws.Path(workspace.Database))
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		all, err := st.Specs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range all {
-			records[r.ID] = r
-		}
-	}
-	running := ws.HolderPID() != 0
-	rows := make([]specStatus, 0, len(specs))
-	for _, s := range specs {
-		fs, err := layout.Inspect(s)
-		if err != nil {
-			return nil, err
-		}
-		rec := records[s.Rel]
-		if rec.Worktree != "" && fs.State != spec.StateDone {
-			// A parallel run keeps the spec's files in its worktree.
-			if wl, err := spec.NewLayout(rec.Worktree, filepath.Join(rec.Worktree, layout.RootRel(layout.Dir))); err == nil {
-				if _, err := os.Stat(wl.Root); err == nil {
-					if wfs, err := wl.Inspect(s); err == nil {
-						if wfs.State == spec.StateDone {
-							wfs.State = spec.StateLanding // done there, not landed yet
-						}
-						fs = wfs
-					}
-				}
-			}
-		}
-		row := specStatus{Spec: s.Rel, State: fs.State, PlanAttempt: fs.PlanAttempt, ImplAttempts: rec.ImplAttempts, LastResult: rec.LastResult, CostUSD: rec.CostUSD}
-		if rec.Worktree != "" && rec.State != spec.StateDone {
-			row.Worktree, row.Branch = layout.RootRel(rec.Worktree), rec.Branch
-		}
-		if row.PlanAttempt == 0 {
-			row.PlanAttempt = rec.PlanAttempt
-		}
-		switch {
-		case fs.State == spec.StateDone:
-		case rec.State == spec.StateFailed, rec.State == spec.StateConflict:
-			row.State = rec.State
-		case running && (rec.State == spec.StatePlanning || rec.State == spec.StateImplementing || rec.State == spec.StateVerifying || rec.State == spec.StateLanding):
-			row.State = rec.State
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
 }
 
 // openSpecsLayout opens the workspace and the specs layout of the

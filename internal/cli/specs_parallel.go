@@ -4,17 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
-	"sync"
-
-	"golang.org/x/term"
 
 	"github.com/ralph-harness/ralph/internal/config"
-	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -53,8 +48,7 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 		Say:    func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		Logger: g.Logger,
 	})
-	board := newSpecBoard(g.Stdout)
-	defer board.close()
+	board := progress.NewBoard(g.Stdout)
 	fmt.Fprintf(g.Stdout, "running %d specs, %d at a time, landing on %s\n", len(specs), cfg.Specs.Parallel, target)
 	return p.RunParallel(ctx, specs, spec.ParallelOptions{
 		N:      cfg.Specs.Parallel,
@@ -65,81 +59,6 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 			return snapshot.Open(ctx, dir, g.Logger)
 		},
 		MaxCost: cfg.Limits.MaxCost,
-		Line:    board.line,
+		Line:    board.Line,
 	})
-}
-
-// specBoard shows a parallel run's progress: on a terminal, one line per
-// spec, redrawn in place; elsewhere every line as it comes.
-type specBoard struct {
-	mu    sync.Mutex
-	w     io.Writer
-	tty   bool
-	width int // of the terminal; lines are cut to it so none wraps
-	order []string
-	lines map[string]string
-	drawn int
-}
-
-func newSpecBoard(w io.Writer) *specBoard {
-	b := &specBoard{w: w, lines: map[string]string{}, width: 80}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		b.tty = true
-		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 10 {
-			b.width = cols
-		}
-	}
-	return b
-}
-
-func (b *specBoard) line(s spec.Spec, line string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.tty {
-		fmt.Fprintln(b.w, "  "+line)
-		return
-	}
-	if _, ok := b.lines[s.Rel]; !ok {
-		b.order = append(b.order, s.Rel)
-	}
-	b.lines[s.Rel] = line
-	if b.drawn > 0 {
-		fmt.Fprintf(b.w, "\x1b[%dA", b.drawn)
-	}
-	for _, rel := range b.order {
-		fmt.Fprintf(b.w, "\x1b[2K  %s\n", cut(b.lines[rel], b.width-3))
-	}
-	b.drawn = len(b.order)
-}
-
-func (b *specBoard) close() {}
-
-// cut shortens s to n runes, marking the cut with an ellipsis.
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// landingGates runs the spec gates on a rebased branch for the merge
-// queue: "" when they pass, else the failed gates on the first line and
-// their feedback below.
-func landingGates(gates []gate.Gate) mergequeue.Gates {
-	return func(ctx context.Context, dir string) (string, error) {
-		results := gate.RunAll(ctx, gates, gate.Env{Root: dir})
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		failed := gate.Failed(results)
-		if len(failed) == 0 {
-			return "", nil
-		}
-		names := make([]string, len(failed))
-		for i, f := range failed {
-			names[i] = f.Gate
-		}
-		return strings.Join(names, ", ") + "\n\n" + gate.Feedback(results), nil
-	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/theme"
@@ -92,45 +90,9 @@ func newThemeListCommand(g *Globals) *cobra.Command {
 		Short: "List moods, presets, patterns, fonts, shadow profiles and radius stops",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runThemeList(g.Stdout)
+			return theme.WriteCatalog(g.Stdout)
 		},
 	}
-}
-
-func runThemeList(w io.Writer) error {
-	section := func(title string) { fmt.Fprintf(w, "%s:\n", title) }
-	row := func(name, desc string) { fmt.Fprintf(w, "  %-20s %s\n", name, desc) }
-	section("Presets")
-	for _, p := range theme.Presets() {
-		row(p.Name, p.Description)
-	}
-	section("\nMoods")
-	for _, m := range theme.Moods() {
-		row(m.Name, m.Description)
-	}
-	section("\nPatterns")
-	for _, p := range theme.Patterns() {
-		row(p.Name, p.Description)
-	}
-	section("\nFonts")
-	for _, cat := range []string{theme.Sans, theme.Serif, theme.Mono} {
-		var names []string
-		for _, f := range theme.CuratedFonts() {
-			if f.Category == cat {
-				names = append(names, f.Name)
-			}
-		}
-		row(cat, strings.Join(names, ", "))
-	}
-	section("\nShadow profiles")
-	for _, s := range theme.ShadowProfiles() {
-		row(s.Name, s.Description)
-	}
-	section("\nRadius stops")
-	for _, r := range theme.RadiusStops() {
-		row(r.Name, r.Value)
-	}
-	return nil
 }
 
 func newThemePresetCommand(g *Globals) *cobra.Command {

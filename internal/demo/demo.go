@@ -6,6 +6,7 @@ package demo
 import (
 	"embed"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,4 +48,26 @@ func WriteProject(dir string) error {
 		}
 		return nil
 	})
+}
+
+// Explain tells what the demo run in repo did and where to look.
+func Explain(w io.Writer, repo string) {
+	fmt.Fprintf(w, `
+What happened:
+  1. The agent wrote a plan with no theme and an empty screen, and asked to
+     finish at once: the harness deferred that and rejected the plan.
+  2. It fixed the plan; the harness validated it, applied the plan's theme
+     to src/index.css, loaded each section's recipe into feedback.md and
+     opened the BUILD phase.
+  3. It built two of three sections, replaced the scaffold App.tsx, and
+     asked to finish: the sections-exist gate failed and feedback.md said
+     what was missing.
+  4. It added the last section; every gate passed; task-1-post was saved.
+
+Look around:
+  cd %s
+  ralph status
+  ralph log
+  ralph snapshot list
+`, repo)
 }

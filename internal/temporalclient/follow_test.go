@@ -1,4 +1,4 @@
-package cli
+package temporalclient
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -39,14 +40,14 @@ func TestRecordWorkflows(t *testing.T) {
 	if recs, err := recordedWorkflows(ctx, ws); err != nil || len(recs) != 0 {
 		t.Fatalf("a workspace without a store records %v, %v", recs, err)
 	}
-	if ok, _ := followsWorkflows(ctx, ws, modeFollow); ok {
+	if ok, _ := FollowsWorkflows(ctx, ws, ModeFollow); ok {
 		t.Error("a fresh workspace follows workflows")
 	}
 	// What an older ralph left: the task's id alone.
 	if err := ws.Init(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(ctx, ws)
+	st, err := session.OpenStore(ctx, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestRecordWorkflows(t *testing.T) {
 	if recs[0].Batch != "b2" || recs[0].At.IsZero() {
 		t.Errorf("the resubmitted spec = %+v", recs[0])
 	}
-	st, err = openStore(ctx, ws)
+	st, err = session.OpenStore(ctx, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +86,13 @@ func TestRecordWorkflows(t *testing.T) {
 		t.Errorf("ralph resume follows %q, want ralph-task-1", id)
 	}
 	st.Close()
-	for mode, want := range map[temporalMode]bool{modeFollow: true, modeFollowTask: true, modeFollowSpecs: true} {
-		if ok, _ := followsWorkflows(ctx, ws, mode); ok != want {
-			t.Errorf("followsWorkflows(%d) = %v", mode, !want)
+	for mode, want := range map[Mode]bool{ModeFollow: true, ModeFollowTask: true, ModeFollowSpecs: true} {
+		if ok, _ := FollowsWorkflows(ctx, ws, mode); ok != want {
+			t.Errorf("FollowsWorkflows(%d) = %v", mode, !want)
 		}
 	}
 	// A task run here since: the local store is the newer run.
-	st, err = openStore(ctx, ws)
+	st, err = session.OpenStore(ctx, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestRecordWorkflows(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if ok, why := followsWorkflows(ctx, ws, modeFollow); ok || !strings.Contains(why, "task 7 ran here (--local) after") {
+	if ok, why := FollowsWorkflows(ctx, ws, ModeFollow); ok || !strings.Contains(why, "task 7 ran here (--local) after") {
 		t.Errorf("after a local task: follows %v (%s)", ok, why)
 	}
 	for i := range maxRecorded + 5 {

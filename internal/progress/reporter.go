@@ -1,4 +1,7 @@
-package cli
+// Package progress shows a run's progress to the person watching: one
+// plain line per thing that happened, a live status line on a terminal,
+// or JSON lines.
+package progress
 
 import (
 	"encoding/json"
@@ -17,9 +20,9 @@ import (
 	"github.com/ralph-harness/ralph/internal/secrets"
 )
 
-// reporter prints a run's progress: one plain line per thing that
+// Reporter prints a run's progress: one plain line per thing that
 // happened, a live status line on a terminal, or JSON lines with --json.
-type reporter struct {
+type Reporter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	scrub *secrets.Scrubber
@@ -34,11 +37,12 @@ type reporter struct {
 	stop chan struct{}
 }
 
-func newReporter(w io.Writer, asJSON bool) *reporter {
+// New returns a Reporter writing to w, JSON lines with asJSON.
+func New(w io.Writer, asJSON bool) *Reporter {
 	// The agent's output may print a key the run's environment holds:
 	// scrubbed before a line is cut short, and again as it is written.
 	sc := secrets.ForProcess("")
-	r := &reporter{w: secrets.Writer(w, sc), scrub: sc, json: asJSON, start: time.Now()}
+	r := &Reporter{w: secrets.Writer(w, sc), scrub: sc, json: asJSON, start: time.Now()}
 	if f, ok := w.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
 		r.tty = true
 		r.stop = make(chan struct{})
@@ -48,7 +52,7 @@ func newReporter(w io.Writer, asJSON bool) *reporter {
 }
 
 // tick redraws the live line every second until the run ends.
-func (r *reporter) tick() {
+func (r *Reporter) tick() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -67,7 +71,7 @@ func (r *reporter) tick() {
 }
 
 // Close stops the live line's ticker.
-func (r *reporter) Close() {
+func (r *Reporter) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stop != nil {
@@ -78,7 +82,7 @@ func (r *reporter) Close() {
 }
 
 // drawLive shows the status line for p. The caller holds r.mu.
-func (r *reporter) drawLive(p engine.Progress) {
+func (r *Reporter) drawLive(p engine.Progress) {
 	phase := p.Phase
 	if p.Step != "" {
 		phase += " · " + p.Step
@@ -91,7 +95,7 @@ func (r *reporter) drawLive(p engine.Progress) {
 }
 
 // Report implements engine.Reporter.
-func (r *reporter) Report(p engine.Progress) {
+func (r *Reporter) Report(p engine.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p.Message = r.scrub.String(p.Message)
@@ -126,7 +130,7 @@ func (r *reporter) Report(p engine.Progress) {
 
 // Notice shows a logged warning or error as a line of the run's progress,
 // placed in the task, iteration and phase the run is at.
-func (r *reporter) Notice(level slog.Level, text string) {
+func (r *Reporter) Notice(level slog.Level, text string) {
 	r.mu.Lock()
 	p := r.last
 	r.mu.Unlock()
@@ -138,14 +142,14 @@ func (r *reporter) Notice(level slog.Level, text string) {
 	r.Report(p)
 }
 
-func (r *reporter) clearLive() {
+func (r *Reporter) clearLive() {
 	if r.live != "" {
 		fmt.Fprint(r.w, "\r\x1b[2K")
 		r.live = ""
 	}
 }
 
-func (r *reporter) format(p engine.Progress) string {
+func (r *Reporter) format(p engine.Progress) string {
 	prefix := fmt.Sprintf("[%d %s]", p.Iteration, p.Phase)
 	if p.Step != "" {
 		prefix = fmt.Sprintf("[%d %s · %s]", p.Iteration, p.Phase, p.Step)
@@ -181,32 +185,33 @@ func (r *reporter) format(p engine.Progress) string {
 	}
 }
 
+// formatEvent is an agent event as a progress line shows it.
 func formatEvent(e *agent.Event) string {
 	switch e.Kind {
 	case agent.KindToolCall:
-		return "→ " + e.Tool + " " + trimOneLine(summarizeInput(e.Input), 100)
+		return "→ " + e.Tool + " " + OneLine(SummarizeInput(e.Input), 100)
 	case agent.KindToolResult:
 		if e.IsError {
-			return "  ✗ " + trimOneLine(e.Text, 100)
+			return "  ✗ " + OneLine(e.Text, 100)
 		}
-		return "  ✓ " + trimOneLine(e.Text, 100)
+		return "  ✓ " + OneLine(e.Text, 100)
 	case agent.KindText:
-		return "» " + trimOneLine(e.Text, 120)
+		return "» " + OneLine(e.Text, 120)
 	case agent.KindUsage:
 		if e.Usage != nil {
 			return fmt.Sprintf("usage: %d in / %d out tokens, $%.4f", e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.CostUSD)
 		}
 	case agent.KindRateLimit:
-		return "rate limited: " + trimOneLine(e.Text, 100)
+		return "rate limited: " + OneLine(e.Text, 100)
 	case agent.KindError:
-		return "error: " + trimOneLine(e.Text, 120)
+		return "error: " + OneLine(e.Text, 120)
 	}
-	return string(e.Kind) + ": " + trimOneLine(e.Text, 100)
+	return string(e.Kind) + ": " + OneLine(e.Text, 100)
 }
 
-// summarizeInput shows the interesting part of a tool call's input: a
+// SummarizeInput shows the interesting part of a tool call's input: a
 // path, a command, or the JSON itself.
-func summarizeInput(raw json.RawMessage) string {
+func SummarizeInput(raw json.RawMessage) string {
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil {
 		return string(raw)
@@ -229,4 +234,14 @@ func summarizeInput(raw json.RawMessage) string {
 		}
 	}
 	return string(raw)
+}
+
+// OneLine is s on one line (runs of white space made one space), cut to
+// n bytes with an ellipsis.
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
 }

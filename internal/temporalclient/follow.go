@@ -1,4 +1,4 @@
-package cli
+package temporalclient
 
 import (
 	"context"
@@ -14,7 +14,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/serve"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/temporalrun"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -51,7 +54,7 @@ func recordWorkflows(ctx context.Context, ws *workspace.Workspace, recs ...submi
 	if err := ws.Init(); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, ws)
+	st, err := session.OpenStore(ctx, ws)
 	if err != nil {
 		return err
 	}
@@ -119,20 +122,20 @@ func recordedWorkflows(ctx context.Context, ws *workspace.Workspace) ([]submitte
 	return readRecords(ctx, st)
 }
 
-// followsWorkflows says whether a command in mode, with ralph.toml's
+// FollowsWorkflows says whether a command in mode, with ralph.toml's
 // address and no flag, follows this workspace's workflows; when not, why
 // (a line for stderr). It does when the workspace submitted some and has
 // not run a task here (--local) since.
-func followsWorkflows(ctx context.Context, ws *workspace.Workspace, mode temporalMode) (bool, string) {
+func FollowsWorkflows(ctx context.Context, ws *workspace.Workspace, mode Mode) (bool, string) {
 	recs, err := recordedWorkflows(ctx, ws)
 	if err != nil {
 		return false, fmt.Sprintf("the workflows recorded here cannot be read (%v): using the local store", err)
 	}
 	i := slices.IndexFunc(recs, func(r submitted) bool {
 		switch mode {
-		case modeFollowTask:
+		case ModeFollowTask:
 			return r.Kind == temporalrun.KindTask
-		case modeFollowSpecs:
+		case ModeFollowSpecs:
 			return r.Kind == temporalrun.KindSpec
 		}
 		return true
@@ -161,11 +164,11 @@ func latestLocalTask(ctx context.Context, ws *workspace.Workspace) (store.Task, 
 
 // targets are the workflows a following command acts on: --workflow's,
 // else the ones this workspace submitted.
-func (t *temporalFlags) targets(ctx context.Context, g *Globals) ([]submitted, error) {
-	if t.workflow != "" {
-		return []submitted{{ID: t.workflow, Batch: t.workflow}}, nil
+func (t *Flags) targets(ctx context.Context, g *Globals) ([]submitted, error) {
+	if t.Workflow != "" {
+		return []submitted{{ID: t.Workflow, Batch: t.Workflow}}, nil
 	}
-	ws, _, err := openWorkspace(ctx, g)
+	ws, _, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +177,13 @@ func (t *temporalFlags) targets(ctx context.Context, g *Globals) ([]submitted, e
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, usageError(errors.New("no Temporal workflow started here: name one with --workflow ID"))
+		return nil, failure.New(failure.Usage, errors.New("no Temporal workflow started here: name one with --workflow ID"))
 	}
 	return recs, nil
 }
 
 // withTargets dials the cluster and calls fn with the targets.
-func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c client.Client, recs []submitted) error) error {
+func withTargets(ctx context.Context, g *Globals, t *Flags, fn func(c client.Client, recs []submitted) error) error {
 	recs, err := t.targets(ctx, g)
 	if err != nil {
 		return err
@@ -190,12 +193,12 @@ func withTargets(ctx context.Context, g *Globals, t *temporalFlags, fn func(c cl
 
 // withClient dials the cluster the workspace's flags and ralph.toml name
 // and calls fn with the client, closed afterwards.
-func (t *temporalFlags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
-	_, cfg, err := openWorkspace(ctx, g)
+func (t *Flags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
+	_, cfg, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
-	c, _, err := t.dial(ctx, g, cfg)
+	c, _, err := t.Dial(ctx, g, cfg)
 	if err != nil {
 		return err
 	}
@@ -274,12 +277,14 @@ func describeAll(ctx context.Context, g *Globals, c client.Client, recs []submit
 		out = append(out, shown{r, s})
 	}
 	if len(out) == 0 && failed > 0 {
-		return nil, &ExitError{Code: 1, Err: errors.New("none of this workspace's workflows could be read")}
+		return nil, failure.New(failure.Failed, errors.New("none of this workspace's workflows could be read"))
 	}
 	return out, nil
 }
 
-func statusTemporal(ctx context.Context, g *Globals, t *temporalFlags, asJSON bool) error {
+// Status shows where the workspace's workflows (or --workflow's)
+// stand, as JSON with asJSON.
+func Status(ctx context.Context, g *Globals, t *Flags, asJSON bool) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := describeAll(ctx, g, c, recs, false)
 		if err != nil {
@@ -328,7 +333,8 @@ func waiting(ctx context.Context, g *Globals, c client.Client, recs []submitted)
 	return slices.DeleteFunc(list, func(x shown) bool { return !running(x.s) }), nil
 }
 
-func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
+// Pending lists the requests the workflows wait on for a human.
+func Pending(ctx context.Context, g *Globals, t *Flags) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		list, err := waiting(ctx, g, c, recs)
 		if err != nil {
@@ -338,7 +344,7 @@ func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
 		for _, x := range list {
 			for _, r := range livePending(x.s) {
 				n++
-				fmt.Fprintf(g.Stdout, "%d\t%s\t%s", r.ID, r.Type, trimOneLine(r.Prompt, 100))
+				fmt.Fprintf(g.Stdout, "%d\t%s\t%s", r.ID, r.Type, progress.OneLine(r.Prompt, 100))
 				if len(list) > 1 {
 					fmt.Fprintf(g.Stdout, "\tworkflow %s", x.rec.ID)
 				}
@@ -352,14 +358,16 @@ func pendingTemporal(ctx context.Context, g *Globals, t *temporalFlags) error {
 	})
 }
 
-func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, status, response string) error {
+// Answer approves or rejects (status) request arg of the workflow that
+// waits on it, with response.
+func Answer(ctx context.Context, g *Globals, t *Flags, arg, status, response string) error {
 	var reqID int64
 	if _, err := fmt.Sscan(strings.TrimPrefix(arg, "#"), &reqID); err != nil || reqID <= 0 {
-		return usageError(fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
+		return failure.New(failure.Usage, fmt.Errorf("request id %q is not a number (see `ralph pending`)", arg))
 	}
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		id := recs[0].ID
-		if t.workflow == "" {
+		if t.Workflow == "" {
 			list, err := waiting(ctx, g, c, recs)
 			if err != nil {
 				return err
@@ -372,26 +380,28 @@ func answerTemporal(ctx context.Context, g *Globals, t *temporalFlags, arg, stat
 			}
 			switch len(ids) {
 			case 0:
-				return &ExitError{Code: 1, Err: fmt.Errorf("no workflow of this workspace waits on request %d (see `ralph pending`)", reqID)}
+				return failure.New(failure.Failed, fmt.Errorf("no workflow of this workspace waits on request %d (see `ralph pending`)", reqID))
 			case 1:
 				id = ids[0]
 			default:
-				return usageError(fmt.Errorf("request %d is pending in workflows %s: name one with --workflow ID", reqID, strings.Join(ids, ", ")))
+				return failure.New(failure.Usage, fmt.Errorf("request %d is pending in workflows %s: name one with --workflow ID", reqID, strings.Join(ids, ", ")))
 			}
 		}
 		r, err := temporalrun.SendAnswer(ctx, c, id, reqID, status, response)
 		if err != nil {
-			return &ExitError{Code: 1, Err: err}
+			return failure.New(failure.Failed, err)
 		}
-		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, trimOneLine(r.Prompt, 100))
+		fmt.Fprintf(g.Stdout, "%s request %d of workflow %s: %s\n", status, reqID, id, progress.OneLine(r.Prompt, 100))
 		return nil
 	})
 }
 
-func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason string) error {
+// Stop asks the running workflows to stop after their current
+// iteration (a spec: its current step), for reason.
+func Stop(ctx context.Context, g *Globals, t *Flags, reason string) error {
 	return withTargets(ctx, g, t, func(c client.Client, recs []submitted) error {
 		ids := []string{recs[0].ID}
-		if t.workflow == "" {
+		if t.Workflow == "" {
 			list, err := waiting(ctx, g, c, recs)
 			if err != nil {
 				return err
@@ -401,12 +411,12 @@ func stopTemporal(ctx context.Context, g *Globals, t *temporalFlags, reason stri
 				ids = append(ids, x.rec.ID)
 			}
 			if len(ids) == 0 {
-				return &ExitError{Code: 1, Err: errors.New("no Temporal workflow of this workspace is running")}
+				return failure.New(failure.Failed, errors.New("no Temporal workflow of this workspace is running"))
 			}
 		}
 		for _, id := range ids {
 			if err := temporalrun.Stop(ctx, c, id, reason); err != nil {
-				return &ExitError{Code: 1, Err: err}
+				return failure.New(failure.Failed, err)
 			}
 			fmt.Fprintf(g.Stdout, "stop requested; workflow %s stops after its current iteration (a spec: its current step)\n", id)
 		}
@@ -561,22 +571,22 @@ func (r *temporalRemote) Stop(ctx context.Context, run, reason string) error {
 	return temporalrun.Stop(ctx, r.c, run, reason)
 }
 
-// serveTemporal serves the dashboard for the workflows this workspace
-// submitted (or --workflow's).
-func serveTemporal(ctx context.Context, g *Globals, t *temporalFlags, o ServeOptions) error {
-	_, cfg, err := openWorkspace(ctx, g)
+// Serve serves the dashboard (serveDashboard) for the workflows this
+// workspace submitted (or --workflow's).
+func Serve(ctx context.Context, g *Globals, t *Flags, serveDashboard func(serve.Remote) error) error {
+	_, cfg, err := session.OpenWorkspace(ctx, g)
 	if err != nil {
 		return err
 	}
 	if _, err := t.targets(ctx, g); err != nil {
 		return err
 	}
-	c, _, err := t.dial(ctx, g, cfg)
+	c, _, err := t.Dial(ctx, g, cfg)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	return runServe(ctx, g, o, &temporalRemote{c: c, recs: func(ctx context.Context) ([]submitted, error) { return t.targets(ctx, g) }})
+	return serveDashboard(&temporalRemote{c: c, recs: func(ctx context.Context) ([]submitted, error) { return t.targets(ctx, g) }})
 }
 
 // humanRequests are a workflow's pending requests as the store shows them.
@@ -595,4 +605,13 @@ func livePending(s temporalrun.Snapshot) []temporalrun.Request {
 		return nil
 	}
 	return s.Pending.Requests
+}
+
+// firstLineOf is the first line of s, trimmed.
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // SIGKILL.
 const orphanGrace = 2 * time.Second
 
-// endedOrphan is one orphaned process group ralph ended.
-type endedOrphan struct {
+// EndedOrphan is one orphaned process group ralph ended.
+type EndedOrphan struct {
 	PGID      int    `json:"pgid"`
 	Program   string `json:"program"`
 	Processes int    `json:"processes"`
@@ -26,7 +26,7 @@ type endedOrphan struct {
 	Ended bool `json:"ended"`
 }
 
-func (o endedOrphan) String() string {
+func (o EndedOrphan) String() string {
 	where := ""
 	if o.Iteration > 0 {
 		where = fmt.Sprintf(", iteration %d", o.Iteration)
@@ -39,11 +39,11 @@ func (o endedOrphan) String() string {
 		verb, o.Program, o.PGID, o.Processes, where, o.RalphPID)
 }
 
-// endOrphans ends the process groups recorded in st whose ralph has died
+// EndOrphans ends the process groups recorded in st whose ralph has died
 // but which still run (SIGTERM, then SIGKILL after orphanGrace), marks
 // the records of groups that are gone ended, and returns what it ended.
 // Groups of a live ralph, and groups never recorded, are never touched.
-func endOrphans(ctx context.Context, st *store.Store) ([]endedOrphan, error) {
+func EndOrphans(ctx context.Context, st *store.Store) ([]EndedOrphan, error) {
 	rows, err := st.RunningProcGroups(ctx)
 	if err != nil {
 		return nil, err
@@ -59,22 +59,22 @@ func endOrphans(ctx context.Context, st *store.Store) ([]endedOrphan, error) {
 	for _, g := range gone {
 		_ = st.EndProcGroup(ctx, g.ID, "gone when found")
 	}
-	var out []endedOrphan
+	var out []EndedOrphan
 	for _, o := range orphans {
 		r := byID[o.ID]
 		ok := proc.EndOrphan(ctx, o, table, orphanGrace)
 		if ok {
 			_ = st.EndProcGroup(ctx, o.ID, "orphaned: ended by a later ralph")
 		}
-		out = append(out, endedOrphan{PGID: o.PGID, Program: o.Argv0, Processes: len(o.PIDs), RalphPID: o.OwnerPID, Task: r.TaskID, Iteration: r.Iteration, Ended: ok})
+		out = append(out, EndedOrphan{PGID: o.PGID, Program: o.Argv0, Processes: len(o.PIDs), RalphPID: o.OwnerPID, Task: r.TaskID, Iteration: r.Iteration, Ended: ok})
 	}
 	return out, nil
 }
 
-// endOrphansBeforeRun ends orphaned groups before a run starts its own
+// EndOrphansBeforeRun ends orphaned groups before a run starts its own
 // agent, with one line on w for each.
-func endOrphansBeforeRun(ctx context.Context, st *store.Store, w io.Writer) error {
-	ended, err := endOrphans(ctx, st)
+func EndOrphansBeforeRun(ctx context.Context, st *store.Store, w io.Writer) error {
+	ended, err := EndOrphans(ctx, st)
 	if err != nil {
 		return err
 	}

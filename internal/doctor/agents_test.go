@@ -1,4 +1,4 @@
-package cli
+package doctor
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/agent/registry"
 )
 
 func TestCredentialSources(t *testing.T) {
@@ -93,9 +95,9 @@ func TestCredentialHint(t *testing.T) {
 		}
 	}
 	// Every backend ralph drives has a credentials entry.
-	for _, b := range cliBackends {
-		if _, ok := agentCredentials[b.name]; !ok {
-			t.Errorf("no credentials entry for %s", b.name)
+	for _, b := range registry.CLIs {
+		if _, ok := agentCredentials[b.Name]; !ok {
+			t.Errorf("no credentials entry for %s", b.Name)
 		}
 	}
 }
