@@ -87,7 +87,9 @@ func (p Protection) Changes(ctx context.Context, snaps Snapshots, root, pre stri
 	scripts := p.packageScripts()
 	var out []Change
 	for _, fc := range diff {
-		if fc.Change == snapshot.Added || strings.HasPrefix(fc.Path, workspace.Dir+"/") {
+		// .ralph/ is the harness's and the agent's protocol, never what
+		// the gates check; its private files are never in a snapshot.
+		if fc.Change == snapshot.Added || workspace.IsPrivate(fc.Path) || strings.HasPrefix(fc.Path, workspace.Dir+"/") {
 			continue
 		}
 		why := ""
