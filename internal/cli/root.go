@@ -70,7 +70,18 @@ func exitError(err error) *ExitError {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A closed pipe (ralph run | head) must not end a run: with SIGPIPE
+	// caught, a write to it fails with EPIPE instead, and the progress
+	// reporter stops printing. Programs ralph starts get the default
+	// disposition back on exec.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	return run(ctx, args, stdin, stdout, stderr)
+}
 
+// run is Main under ctx, which a signal cancels.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	g := &Globals{Stdin: stdin, Stdout: stdout, Stderr: stderr, Dir: "."}
 	root := newRootCommand(g)
 	root.SetArgs(args)
@@ -83,10 +94,21 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	ee := exitError(err)
+	if ctx.Err() != nil && ee.Code == 2 {
+		// A signal cut the command short (while it started up, say): an
+		// interruption, not a usage error.
+		ee = interrupted(err)
+	}
 	if ee.Err != nil {
 		fmt.Fprintf(stderr, "ralph: %v\n", ee.Err)
 	}
 	return ee.Code
+}
+
+// interrupted is how a command that a signal cut short ends: exit 130, as
+// an interrupted run does.
+func interrupted(err error) *ExitError {
+	return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (%v); nothing was lost — run it again, or ralph resume", err)}
 }
 
 func newRootCommand(g *Globals) *cobra.Command {

@@ -280,7 +280,12 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 		opt.Request = token
 	}
 	rep := newReporter(g.Stdout, o.json)
-	defer rep.Close()
+	defer func() {
+		rep.Close()
+		if err := rep.Err(); err != nil {
+			g.Logger.Warn("the run's progress stopped showing; the run went on", "err", err)
+		}
+	}()
 	opt.Reporter = rep
 	// Warnings logged during the run show as its own progress lines.
 	defer g.ShowNotices(rep.Notice)()

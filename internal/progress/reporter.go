@@ -42,7 +42,7 @@ func New(w io.Writer, asJSON bool) *Reporter {
 	// The agent's output may print a key the run's environment holds:
 	// scrubbed before a line is cut short, and again as it is written.
 	sc := secrets.ForProcess("")
-	r := &Reporter{w: secrets.Writer(w, sc), scrub: sc, json: asJSON, start: time.Now()}
+	r := &Reporter{w: &closable{w: secrets.Writer(w, sc)}, scrub: sc, json: asJSON, start: time.Now()}
 	if f, ok := w.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
 		r.tty = true
 		r.stop = make(chan struct{})
@@ -68,6 +68,30 @@ func (r *Reporter) tick() {
 			r.mu.Unlock()
 		}
 	}
+}
+
+// Err is why the progress stopped showing, nil while it shows: a write
+// that failed (ralph run | head closed the pipe). The run goes on.
+func (r *Reporter) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.w.(*closable).err
+}
+
+// closable drops what is written once a write failed: a reader that went
+// away (a closed pipe) stops the showing, never the run.
+type closable struct {
+	w   io.Writer
+	err error
+}
+
+func (c *closable) Write(p []byte) (int, error) {
+	if c.err == nil {
+		if _, err := c.w.Write(p); err != nil {
+			c.err = err
+		}
+	}
+	return len(p), nil
 }
 
 // Close stops the live line's ticker.
