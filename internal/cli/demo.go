@@ -2,16 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/demo"
-	"github.com/ralph-harness/ralph/internal/git"
 )
 
 func newDemoCommand(g *Globals) *cobra.Command {
@@ -36,39 +31,9 @@ so you can look at it with ralph status, ralph log and ralph snapshot list.`,
 }
 
 func runDemo(ctx context.Context, g *Globals, into string, asJSON bool) error {
-	base, err := os.MkdirTemp("", "ralph-demo-")
+	repo, scriptPath, err := demo.Create(ctx, into)
 	if err != nil {
 		return err
-	}
-	repo := filepath.Join(base, "tideline")
-	if into != "" {
-		if _, err := os.Stat(into); err == nil {
-			return usageError(fmt.Errorf("%s already exists; --into wants a new directory", into))
-		}
-		repo = into
-	}
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		return err
-	}
-	if err := demo.WriteProject(repo); err != nil {
-		return err
-	}
-	scriptPath := filepath.Join(base, "demo-agent.json")
-	if err := os.WriteFile(scriptPath, demo.Script(), 0o644); err != nil {
-		return err
-	}
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"add", "-A"},
-		{"-c", "user.name=ralph demo", "-c", "user.email=demo@ralph.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "Tideline: the starting point"},
-	} {
-		if _, err := git.Run(ctx, repo, args...); err != nil {
-			var ee *exec.Error
-			if errors.As(err, &ee) {
-				return fmt.Errorf("demo needs git on PATH: %w", err)
-			}
-			return err
-		}
 	}
 	if !asJSON {
 		fmt.Fprintf(g.Stdout, "ralph demo: a scripted agent builds a landing page in %s\n\n", repo)

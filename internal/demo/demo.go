@@ -4,12 +4,18 @@
 package demo
 
 import (
+	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+
+	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 //go:embed project script.json
@@ -70,4 +76,46 @@ Look around:
   ralph log
   ralph snapshot list
 `, repo)
+}
+
+// Create makes the demo's repository: the example project committed in a
+// new git repository at into (which must not exist), or in a new
+// temporary directory when into is "", and the agent's script beside it.
+// It returns the repository and the script's path.
+func Create(ctx context.Context, into string) (repo, script string, err error) {
+	base, err := os.MkdirTemp("", "ralph-demo-")
+	if err != nil {
+		return "", "", err
+	}
+	repo = filepath.Join(base, "tideline")
+	if into != "" {
+		if _, err := os.Stat(into); err == nil {
+			return "", "", failure.New(failure.Usage, fmt.Errorf("%s already exists; --into wants a new directory", into))
+		}
+		repo = into
+	}
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return "", "", err
+	}
+	if err := WriteProject(repo); err != nil {
+		return "", "", err
+	}
+	script = filepath.Join(base, "demo-agent.json")
+	if err := os.WriteFile(script, Script(), 0o644); err != nil {
+		return "", "", err
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=ralph demo", "-c", "user.email=demo@ralph.invalid", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "Tideline: the starting point"},
+	} {
+		if _, err := git.Run(ctx, repo, args...); err != nil {
+			var ee *exec.Error
+			if errors.As(err, &ee) {
+				return "", "", fmt.Errorf("demo needs git on PATH: %w", err)
+			}
+			return "", "", err
+		}
+	}
+	return repo, script, nil
 }
