@@ -37,6 +37,13 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	// the harness's files, before anything reads them.
 	e.taskGates(ctx, r)
 	e.undoLeftover(ctx, r)
+	if r.iteration == 0 && e.opt.Snapshots != nil {
+		// The tree as the task's start left it: what its first
+		// iteration's change is measured from.
+		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0); err != nil {
+			e.log.Warn("record the task's starting tree", "err", err)
+		}
+	}
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
@@ -319,10 +326,20 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	wctx, cancel := detached(ctx)
 	defer cancel()
 	sig := stall.Signature(calls)
+	// The tree after the iteration, for the dashboard's per-iteration
+	// diff; a failure to record it costs only that.
+	tree := ""
+	if e.opt.Snapshots != nil {
+		var err error
+		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration); err != nil {
+			e.log.Warn("record the iteration's tree", "err", err)
+		}
+	}
 	err := e.st.EndIteration(wctx, store.Iteration{
 		TaskID: r.taskID, Number: r.iteration, Phase: phase, Outcome: outcome,
 		ToolCalls: res.ToolCalls, Signature: sig, Final: res.Final,
 		CostUSD: res.Usage.CostUSD, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
+		Tree: tree,
 	})
 	if err != nil {
 		e.log.Error("record iteration", "err", err)

@@ -27,6 +27,8 @@ type changeCache struct {
 	mu   sync.Mutex
 	done map[int]taskChange
 	live map[int]liveChange
+	// trees are iterations' changes, by "from..to" tree ids.
+	trees map[string]snapshot.DiffStat
 }
 
 type liveChange struct {

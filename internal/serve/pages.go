@@ -173,6 +173,9 @@ type overviewData struct {
 	HasChange bool
 	// PreviousChanges are the previous tasks' changes, by task number.
 	PreviousChanges map[int]taskChange
+	// IterChanges are what each of the task's iterations changed, by
+	// iteration number.
+	IterChanges map[int]iterChange
 }
 
 func (s *Server) overview(ctx context.Context) (overviewData, error) {
@@ -237,6 +240,7 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 		}
 	}
 	d.Change, d.HasChange = s.taskChange(ctx, t.Number)
+	d.IterChanges = s.iterationChanges(ctx, t.Number, d.Iterations)
 	d.PreviousChanges = map[int]taskChange{}
 	for _, x := range d.Previous[:min(len(d.Previous), 20)] {
 		if c, ok := s.taskChange(ctx, x.Number); ok {
@@ -298,6 +302,8 @@ type eventsData struct {
 	Task      store.Task
 	Change    taskChange
 	HasChange bool
+	// IterChanges are what each of the task's iterations changed.
+	IterChanges []iterChange
 }
 
 const pageSize = 200
@@ -344,6 +350,14 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 			if t, err := st.GetTask(ctx, q.TaskID); err == nil {
 				d.Task = t
 				d.Change, d.HasChange = s.taskChange(ctx, t.Number)
+				if its, err := st.Iterations(ctx, t.ID); err == nil {
+					byN := s.iterationChanges(ctx, t.Number, its)
+					for _, it := range its {
+						if c, ok := byN[it.Number]; ok {
+							d.IterChanges = append(d.IterChanges, c)
+						}
+					}
+				}
 			}
 		}
 		evs, err := st.EventsPage(ctx, q)

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/secrets"
+	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -156,7 +157,7 @@ func New(opt Options) (*Server, error) {
 		scrub:   secrets.New(opt.Secrets),
 		hub:     newHub(),
 		replays: make(chan struct{}, maxReplays),
-		changes: changeCache{done: map[int]taskChange{}, live: map[int]liveChange{}},
+		changes: changeCache{done: map[int]taskChange{}, live: map[int]liveChange{}, trees: map[string]snapshot.DiffStat{}},
 		cop:     http.NewCrossOriginProtection(),
 		log:     opt.Logger.With("component", "serve"),
 	}
@@ -215,6 +216,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /snapshots/{name}", s.localPage("snapshots", "Snapshots", s.pageSnapshotDiff))
 	mux.HandleFunc("GET /snapshots/{name}/file", s.localPage("snapshots", "Snapshots", s.pageSnapshotFile))
 	mux.HandleFunc("GET /snapshots/{name}/rollback", s.localPage("snapshots", "Roll back", s.pageRollback))
+	mux.HandleFunc("GET /iterations/{task}/{n}", s.localPage("events", "Iteration", s.pageIterationDiff))
 	mux.HandleFunc("GET /specs", s.localPage("specs", "Specs", s.pageSpecs))
 	mux.HandleFunc("GET /specs/log", s.localPage("specs", "Specs", s.pageSpecLog))
 	mux.HandleFunc("GET /fragment/{name}", s.fragment)

@@ -22,6 +22,9 @@ type Iteration struct {
 	CostUSD      float64   `json:"cost_usd"`
 	InputTokens  int64     `json:"input_tokens"`
 	OutputTokens int64     `json:"output_tokens"`
+	// Tree is the working tree's git tree after the iteration, "" when
+	// none was recorded.
+	Tree string `json:"tree,omitempty"`
 }
 
 // StartIteration records the start of an iteration. Starting the same
@@ -51,9 +54,9 @@ func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
 		}
 		_, err = tx.ExecContext(ctx, `
 			UPDATE iterations SET ended_at = ?, outcome = ?, tool_calls = ?, signature = ?, final = ?,
-				cost_usd = ?, input_tokens = ?, output_tokens = ?
+				cost_usd = ?, input_tokens = ?, output_tokens = ?, tree = ?
 			WHERE task_id = ? AND number = ?`,
-			s.stamp(), it.Outcome, it.ToolCalls, it.Signature, it.Final, it.CostUSD, it.InputTokens, it.OutputTokens,
+			s.stamp(), it.Outcome, it.ToolCalls, it.Signature, it.Final, it.CostUSD, it.InputTokens, it.OutputTokens, it.Tree,
 			it.TaskID, it.Number)
 		if err != nil {
 			return fmt.Errorf("end iteration: %w", err)
@@ -79,7 +82,7 @@ func (s *Store) CloseOpenIterations(ctx context.Context, taskID int64) error {
 func (s *Store) Iterations(ctx context.Context, taskID int64) ([]Iteration, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT task_id, number, phase, step, started_at, ended_at, outcome, tool_calls, signature, final,
-			cost_usd, input_tokens, output_tokens
+			cost_usd, input_tokens, output_tokens, tree
 		FROM iterations WHERE task_id = ? ORDER BY number`, taskID)
 	if err != nil {
 		return nil, err
@@ -90,7 +93,7 @@ func (s *Store) Iterations(ctx context.Context, taskID int64) ([]Iteration, erro
 		var it Iteration
 		var started, ended sql.NullString
 		if err := rows.Scan(&it.TaskID, &it.Number, &it.Phase, &it.Step, &started, &ended, &it.Outcome, &it.ToolCalls,
-			&it.Signature, &it.Final, &it.CostUSD, &it.InputTokens, &it.OutputTokens); err != nil {
+			&it.Signature, &it.Final, &it.CostUSD, &it.InputTokens, &it.OutputTokens, &it.Tree); err != nil {
 			return nil, err
 		}
 		it.StartedAt, it.EndedAt = parseTime(started), parseTime(ended)

@@ -152,6 +152,16 @@ func (s *Store) GetTask(ctx context.Context, id int64) (Task, error) {
 	return t, err
 }
 
+// TaskByNumber returns the latest task numbered n (a rollback can let a
+// number be taken again).
+func (s *Store) TaskByNumber(ctx context.Context, n int) (Task, error) {
+	t, err := scanTask(s.db.QueryRowContext(ctx, `SELECT `+taskColumns+` FROM tasks WHERE number = ? ORDER BY id DESC LIMIT 1`, n))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Task{}, ErrNoTask
+	}
+	return t, err
+}
+
 // Tasks returns every task, oldest first.
 func (s *Store) Tasks(ctx context.Context) ([]Task, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks ORDER BY id`)
