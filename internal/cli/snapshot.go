@@ -11,6 +11,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 func newSnapshotCommand(g *Globals) *cobra.Command {
@@ -135,6 +136,18 @@ func runSnapshotRollback(ctx context.Context, g *Globals, name string) error {
 	if err != nil {
 		return err
 	}
+	// A rollback under a running task would rewind the tree beneath its
+	// agent and leave .ralph/ disagreeing with the store: refuse, as the
+	// dashboard does, naming the run.
+	ws, err := workspace.Open(ctx, r.Root())
+	if err != nil {
+		return err
+	}
+	lock, err := ws.Lock()
+	if err != nil {
+		return failure.New(failure.Failed, fmt.Errorf("cannot roll back while a run drives this workspace: %w", err))
+	}
+	defer lock.Release()
 	undo, err := r.Rollback(ctx, name)
 	if err != nil {
 		return snapshotError(err)

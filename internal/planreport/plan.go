@@ -40,7 +40,7 @@ func readPlan(g *Globals, arg string) (name string, src []byte, err error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(g.Dir, path)
 	}
-	src, err = os.ReadFile(path)
+	src, err = readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) && arg == "" {
 		return "", nil, fmt.Errorf("no plan: %s does not exist (write the plan there, or name a file)", defaultPlanFile)
 	}
@@ -48,6 +48,36 @@ func readPlan(g *Globals, arg string) (name string, src []byte, err error) {
 		return "", nil, fmt.Errorf("read plan: %w", err)
 	}
 	return filepath.Base(path), src, nil
+}
+
+// maxInput bounds a plan or task file read by hand.
+const maxInput = 16 << 20
+
+// readRegular reads path when it is a regular file (links followed) of at
+// most maxInput bytes: a FIFO or a device would block or never end.
+func readRegular(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		kind := "not a regular file"
+		switch t := fi.Mode().Type(); {
+		case t&fs.ModeDir != 0:
+			kind = "a directory"
+		case t&fs.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO)"
+		case t&fs.ModeDevice != 0 || t&fs.ModeCharDevice != 0:
+			kind = "a device"
+		case t&fs.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return nil, fmt.Errorf("%s is %s, not a plan file", path, kind)
+	}
+	if fi.Size() > maxInput {
+		return nil, fmt.Errorf("%s is %d bytes, more than a plan or task file may be (%d)", path, fi.Size(), maxInput)
+	}
+	return os.ReadFile(path)
 }
 
 // planRegistries returns what plans are checked against: the recipes

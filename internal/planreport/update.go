@@ -55,7 +55,7 @@ func readTask(g *Globals, arg string) (task.Task, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(g.Dir, path)
 	}
-	src, err := os.ReadFile(path)
+	src, err := readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) && arg == "" {
 		return task.Task{}, fmt.Errorf("no task: %s does not exist (ralph run writes it when a task starts)", defaultTaskFile)
 	}
