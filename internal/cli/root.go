@@ -154,5 +154,28 @@ Start with:
 		newDoctorCommand(g),
 	)
 	addTemporal(g, root)
+	root.Version = version()
+	root.SetVersionTemplate("ralph {{.Version}}\n")
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (ralph specs, ralph plan, …) refuse an unknown subcommand as a usage
+// error (exit 2) instead of printing its help and exiting 0; with no
+// subcommand it still prints its help.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return failure.New(failure.Usage, fmt.Errorf("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath()))
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
 }

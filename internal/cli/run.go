@@ -241,7 +241,7 @@ func resumeTask(ctx context.Context, g *Globals, o *RunOptions) error {
 		// Killed before the task reached the store: start it now.
 		message = req.Message
 		o.inherit(req.Options)
-		note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", trimOneLine(req.Message, 100))
+		note = fmt.Sprintf("ralph run was stopped before its task was recorded; starting it now: %s", progress.OneLine(req.Message, 100))
 	case errors.Is(lerr, store.ErrNoTask):
 		return failure.New(failure.Failed, fmt.Errorf("%w: %w", engine.ErrNothingToResume, lerr))
 	case req != nil && lerr == nil && recorded == latest.ID:
@@ -376,14 +376,6 @@ func newStopCommand(g *Globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "stopped by the user", "why, recorded with the stop")
 	return cmd
-}
-
-func trimOneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-1] + "…"
-	}
-	return s
 }
 
 // startRunStore initialises ws and opens its store for a run, ending the

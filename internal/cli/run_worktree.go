@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -271,7 +272,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			return err
 		}
 		if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := git.Run(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, trimOneLine(rec.Message, 72))); err != nil {
+			if _, err := git.Run(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, progress.OneLine(rec.Message, 72))); err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -74,29 +73,6 @@ func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Pa
 	return p
 }
 
-// touchedBy finds the file the current task's tool calls touched for a
-// plan section, for the scope gate when a section's file is not known.
-func touchedBy(st *store.Store) func(*plan.Node) string {
-	return func(section *plan.Node) string {
-		ctx := context.Background()
-		t, err := st.LatestTask(ctx)
-		if err != nil {
-			return ""
-		}
-		evs, err := st.EventsAfter(ctx, t.ID, 0, 1<<20)
-		if err != nil {
-			return ""
-		}
-		var paths []string
-		for _, e := range evs {
-			if e.Kind == string(agent.KindToolCall) && e.Data != "" {
-				paths = append(paths, stall.InputPaths(json.RawMessage(e.Data))...)
-			}
-		}
-		return gate.TouchedFile(paths, section)
-	}
-}
-
 // specGates are the gates of a spec and of landing (see gate.ForSpecs).
 func specGates(cfg config.Config) []gate.Gate { return gate.ForSpecs(cfg) }
 
@@ -151,7 +127,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		Logger:     g.Logger,
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
-	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: touchedBy(st)})
+	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: gate.TouchedBy(st)})
 	if len(cfg.Notify) > 0 {
 		argv := cfg.Notify
 		opt.Notify = func(ctx context.Context, msg string) {

@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/status"
@@ -337,7 +338,7 @@ could not land, and the line below the table says what to do.`,
 			tw := tabwriter.NewWriter(g.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SPEC\tSTATE\tPLAN\tIMPL\tLAST RESULT\tCOST")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\n", r.Spec, r.State, r.PlanAttempt, r.ImplAttempts, trimOneLine(r.LastResult, 70), r.CostUSD)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\n", r.Spec, r.State, r.PlanAttempt, r.ImplAttempts, progress.OneLine(r.LastResult, 70), r.CostUSD)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/theme"
@@ -153,18 +151,13 @@ func newThemeModifyCommand(g *Globals) *cobra.Command {
 // runThemeModify rebuilds the recorded theme with its hues rotated. It
 // writes to the stylesheet the theme was applied to unless told otherwise.
 func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions) error {
-	rec, err := theme.LoadRecord(filepath.Join(themeRoot(ctx, g), theme.RecordFile))
-	if errors.Is(err, theme.ErrNoRecord) {
-		return errors.New("no theme applied yet: run `ralph theme preset NAME --apply` or `ralph theme generate ... --apply` first")
-	}
+	req, sheet, err := theme.Modified(themeRoot(ctx, g), opts.ShiftHue)
 	if err != nil {
 		return err
 	}
-	if opts.Stylesheet == "" && rec.Stylesheet != "" {
-		opts.Stylesheet = rec.Stylesheet
+	if opts.Stylesheet == "" {
+		opts.Stylesheet = sheet
 	}
-	req := rec.Request
-	req.ShiftHue += opts.ShiftHue
 	return runThemeRequest(ctx, g, opts.ThemeOptions, req, true)
 }
 
@@ -173,15 +166,7 @@ func runThemeModify(ctx context.Context, g *Globals, opts ThemeModifyOptions) er
 // command line to the report, for requests the user did not type.
 func runThemeRequest(ctx context.Context, g *Globals, opts ThemeOptions, req theme.Request, showCommand bool) error {
 	if !opts.Apply {
-		t, err := theme.Build(req)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(g.Stdout, t.CSS())
-		for _, a := range t.Adjustments {
-			fmt.Fprintf(g.Stderr, "contrast: %s\n", a)
-		}
-		return nil
+		return theme.Preview(g.Stdout, g.Stderr, req)
 	}
 	root := themeRoot(ctx, g)
 	if opts.Stylesheet == "" {

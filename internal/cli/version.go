@@ -17,12 +17,17 @@ func newVersionCommand(g *Globals) *cobra.Command {
 		Short: "Print ralph's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v := Version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintf(g.Stdout, "ralph %s\n", v)
+			fmt.Fprintf(g.Stdout, "ralph %s\n", version())
 			return nil
 		},
 	}
+}
+
+// version is Version, or the module's version when built by go install.
+func version() string {
+	v := Version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	return v
 }

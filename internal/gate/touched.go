@@ -1,11 +1,39 @@
 package gate
 
 import (
+	"context"
+	"encoding/json"
 	"path"
 	"strings"
 
+	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/stall"
+	"github.com/ralph-harness/ralph/internal/store"
 )
+
+// TouchedBy finds the file the current task's tool calls touched for a
+// plan section, for the scope gate when a section's file is not known.
+func TouchedBy(st *store.Store) func(*plan.Node) string {
+	return func(section *plan.Node) string {
+		ctx := context.Background()
+		t, err := st.LatestTask(ctx)
+		if err != nil {
+			return ""
+		}
+		evs, err := st.EventsAfter(ctx, t.ID, 0, 1<<20)
+		if err != nil {
+			return ""
+		}
+		var paths []string
+		for _, e := range evs {
+			if e.Kind == string(agent.KindToolCall) && e.Data != "" {
+				paths = append(paths, stall.InputPaths(json.RawMessage(e.Data))...)
+			}
+		}
+		return TouchedFile(paths, section)
+	}
+}
 
 // sourceExts are the file types a section's source can be.
 var sourceExts = map[string]bool{".tsx": true, ".jsx": true, ".ts": true, ".js": true, ".vue": true, ".svelte": true, ".astro": true}

@@ -1,7 +1,9 @@
 package theme
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -55,4 +57,33 @@ func ApplyRequest(dir, stylesheet string, r Request) (Applied, error) {
 		Command:    "ralph " + CommandLine(t.Request.Argv(true)),
 		Output:     out.String(),
 	}, nil
+}
+
+// Preview writes the CSS req builds to w, and each contrast adjustment it
+// made to warn, without applying it.
+func Preview(w, warn io.Writer, req Request) error {
+	t, err := Build(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, t.CSS())
+	for _, a := range t.Adjustments {
+		fmt.Fprintf(warn, "contrast: %s\n", a)
+	}
+	return nil
+}
+
+// Modified is the theme recorded in root with its hues rotated by shift,
+// and the stylesheet it was applied to.
+func Modified(root string, shift float64) (Request, string, error) {
+	rec, err := LoadRecord(filepath.Join(root, RecordFile))
+	if errors.Is(err, ErrNoRecord) {
+		return Request{}, "", errors.New("no theme applied yet: run `ralph theme preset NAME --apply` or `ralph theme generate ... --apply` first")
+	}
+	if err != nil {
+		return Request{}, "", err
+	}
+	req := rec.Request
+	req.ShiftHue += shift
+	return req, rec.Stylesheet, nil
 }
