@@ -64,6 +64,16 @@ func (o *RunOptions) AddFlags(cmd *cobra.Command) {
 	_ = f.MarkHidden("yield-after")
 }
 
+// check refuses limits that are negative or not numbers, as ralph.toml's
+// are refused (config.CheckBounds); 0 leaves ralph.toml's or the default.
+func (o *RunOptions) check() error {
+	if err := config.CheckBounds(config.Int("--max-iterations", o.maxIterations), config.Float("--max-cost", o.maxCost),
+		config.Dur("--timeout", o.maxDuration), config.Dur("--iteration-timeout", o.iterationTimeout), config.Dur("--idle-timeout", o.idleTimeout)); err != nil {
+		return usageError(err)
+	}
+	return nil
+}
+
 func (o *RunOptions) apply(cfg *config.Config) {
 	if o.maxIterations > 0 {
 		cfg.Limits.MaxIterations = o.maxIterations
@@ -118,6 +128,9 @@ as [guard] on_change says (ask by default: ralph pending shows the diff).`,
   ralph run --agent script --script demo.json "build the landing page"`,
 		Args: messageArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
 			if o.worktree {
 				return runTaskInWorktree(cmd.Context(), g, &o, args[0])
 			}
@@ -156,6 +169,9 @@ continues in its worktree and lands through the merge queue when it
 completes; one that completed but could not land is landed again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
 			return resumeTask(cmd.Context(), g, &o)
 		},
 	}

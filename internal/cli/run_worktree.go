@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/progress"
@@ -282,11 +283,11 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		}
 	}
 	target := rec.Target
-	gates := specGates(cfg)
+	gates := gate.ForSpecs(cfg)
 	q := mergequeue.New(mergequeue.Options{
 		Repo: ws.Root, Target: target, Logger: g.Logger,
 		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
-		Gates: landingGates(gates),
+		Gates: gate.Landing(gates),
 	})
 	lr, err := q.Land(ctx, mergequeue.Request{Branch: branch, Worktree: dir, Name: "task " + strconv.Itoa(n)})
 	if err != nil {
@@ -296,7 +297,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		if err := worktree.Remove(ctx, ws.Root, dir, ""); err != nil {
 			return err
 		}
-		return failure.New(failure.NotLanded, fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, firstLineOf(lr.Reason), branch))
+		return failure.New(failure.NotLanded, fmt.Errorf("task %d could not land on %s: %s; branch %s kept (ralph resume tries again)", n, target, progress.OneLine(strings.SplitN(strings.TrimSpace(lr.Reason), "\n", 2)[0], 200), branch))
 	}
 	if err := worktree.Remove(ctx, ws.Root, dir, branch); err != nil {
 		return err
@@ -306,12 +307,4 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 	}
 	fmt.Fprintf(g.Stdout, "task %d landed on %s as %s\n", n, target, lr.Commit[:12])
 	return nil
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

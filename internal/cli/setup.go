@@ -14,7 +14,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
-	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
 	"github.com/ralph-harness/ralph/internal/proc"
@@ -72,12 +71,6 @@ func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Pa
 	p.Model = m
 	return p
 }
-
-// specGates are the gates of a spec and of landing (see gate.ForSpecs).
-func specGates(cfg config.Config) []gate.Gate { return gate.ForSpecs(cfg) }
-
-// landingGates runs gates on a rebased branch for the merge queue.
-func landingGates(gates []gate.Gate) mergequeue.Gates { return gate.Landing(gates) }
 
 // engineOptions wires an engine from configuration.
 func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, ag agent.Agent) (engine.Options, error) {

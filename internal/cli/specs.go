@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
@@ -137,6 +138,16 @@ to resume).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
+			// Set, --parallel and --max-attempts must be 1 or more.
+			least := func(name string, v int) config.Bound {
+				if cmd.Flags().Changed(name[2:]) {
+					return config.AtLeastOne(name, v)
+				}
+				return config.Int(name, v)
+			}
+			if err := config.CheckBounds(least("--parallel", o.parallel), least("--max-attempts", o.maxAttempts), config.Float("--max-cost", o.maxCost)); err != nil {
+				return usageError(err)
+			}
 			return runSpecs(cmd.Context(), g, &o, dir)
 		},
 	}
@@ -176,9 +187,6 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	}
 	if o.maxAttempts > 0 {
 		cfg.Specs.MaxAttempts = o.maxAttempts
-	}
-	if o.parallel < 0 {
-		return usageError(fmt.Errorf("--parallel must be at least 1"))
 	}
 	if o.parallel > 0 {
 		cfg.Specs.Parallel = o.parallel
@@ -236,7 +244,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 		Planner:      agents[spec.Planner],
 		Implementer:  agents[spec.Implementer],
 		Verifier:     agents[spec.Verifier],
-		Gates:        specGates(cfg),
+		Gates:        gate.ForSpecs(cfg),
 		Snapshots:    snaps,
 		Records:      st,
 		Humans:       st,

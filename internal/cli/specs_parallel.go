@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/progress"
@@ -40,11 +41,11 @@ func runSpecsParallel(ctx context.Context, g *Globals, cfg config.Config, ws *wo
 	} else if out = strings.TrimSpace(out); out != "" {
 		return spec.Report{}, fmt.Errorf("%w: commit the specs first, each spec's worktree starts from the last commit:\n%s", errParallelUsage, out)
 	}
-	gates := specGates(cfg)
+	gates := gate.ForSpecs(cfg)
 	queue := mergequeue.New(mergequeue.Options{
 		Repo:   ws.Root,
 		Target: target,
-		Gates:  landingGates(gates),
+		Gates:  gate.Landing(gates),
 		Say:    func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		Logger: g.Logger,
 	})

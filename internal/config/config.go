@@ -387,8 +387,15 @@ func (c Config) validate() error {
 	if c.Guard.Timeout.Duration <= 0 {
 		return fmt.Errorf("%s: [guard] timeout must be positive", FileName)
 	}
-	if c.Limits.MaxIterations < 0 || c.Limits.GateFailures < 0 || c.Limits.MaxCost < 0 {
-		return fmt.Errorf("%s: limits must not be negative", FileName)
+	l, st := c.Limits, c.Stall
+	if err := CheckBounds(
+		Int("[limits] max_iterations", l.MaxIterations), Float("[limits] max_cost", l.MaxCost),
+		Dur("[limits] max_duration", l.MaxDuration.Duration), Dur("[limits] iteration_timeout", l.IterationTimeout.Duration),
+		Dur("[limits] idle_timeout", l.IdleTimeout.Duration), Int("[limits] gate_failures", l.GateFailures),
+		Dur("[limits] max_wait", l.MaxWait.Duration),
+		Int("[stall] repeat", st.Repeat), Int("[stall] no_progress", st.NoProgress), Int("[stall] repeated_errors", st.RepeatedErrors),
+	); err != nil {
+		return fmt.Errorf("%s: %w", FileName, err)
 	}
 	return c.Specs.validate()
 }
@@ -579,14 +586,8 @@ func DefaultSpecs() Specs {
 }
 
 func (s Specs) validate() error {
-	if s.MaxAttempts < 1 {
-		return fmt.Errorf("%s: [specs] max_attempts must be at least 1", FileName)
-	}
-	if s.Parallel < 1 {
-		return fmt.Errorf("%s: [specs] parallel must be at least 1", FileName)
-	}
-	if s.Backoff.Duration < 0 {
-		return fmt.Errorf("%s: [specs] backoff must not be negative", FileName)
+	if err := CheckBounds(AtLeastOne("[specs] max_attempts", s.MaxAttempts), AtLeastOne("[specs] parallel", s.Parallel), Dur("[specs] backoff", s.Backoff.Duration)); err != nil {
+		return fmt.Errorf("%s: %w", FileName, err)
 	}
 	for _, p := range []string{s.PlannerPromise, s.ImplementerPromise, s.PassPromise, s.FailPromise} {
 		if strings.TrimSpace(p) == "" {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +186,29 @@ func TestGateAsShellString(t *testing.T) {
 	_, err := Load(dir)
 	if err == nil || err.Error() != `ralph.toml:3: a gate's run is an argv list, never a shell string: write run = ["go", "test", "./..."]` {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCheckBounds(t *testing.T) {
+	for _, tc := range []struct {
+		b    Bound
+		want string
+	}{
+		{Int("--max-iterations", 0), ""},
+		{Int("--max-iterations", 3), ""},
+		{Int("--max-iterations", -1), "--max-iterations must not be negative (0 means the default or no limit)"},
+		{Float("--max-cost", math.NaN()), "--max-cost must be a finite number"},
+		{Float("--max-cost", math.Inf(1)), "--max-cost must be a finite number"},
+		{Dur("[limits] max_wait", -time.Second), "[limits] max_wait must not be negative (0 means the default or no limit)"},
+		{AtLeastOne("--parallel", 0), "--parallel must be at least 1"},
+		{AtLeastOne("--parallel", 1), ""},
+	} {
+		got := ""
+		if err := CheckBounds(tc.b); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s = %v: %q, want %q", tc.b.Name, tc.b.Value, got, tc.want)
+		}
 	}
 }
