@@ -17,6 +17,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/engine"
+	"github.com/ralph-harness/ralph/internal/plaintext"
 	"github.com/ralph-harness/ralph/internal/secrets"
 )
 
@@ -122,11 +123,18 @@ func (r *Reporter) drawLive(p engine.Progress) {
 func (r *Reporter) Report(p engine.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p.Message = r.scrub.String(p.Message)
+	// Text from the task message or the agent may carry terminal escapes
+	// that would repaint the person's terminal: shown as plain text.
+	p.Message = plaintext.Of(r.scrub.String(p.Message))
 	if p.Event != nil {
 		ev := *p.Event
-		ev.Text, ev.Input = r.scrub.String(ev.Text), json.RawMessage(r.scrub.Bytes(ev.Input))
+		ev.Text, ev.Input = plaintext.Of(r.scrub.String(ev.Text)), json.RawMessage(r.scrub.Bytes(ev.Input))
 		p.Event = &ev
+	}
+	if p.Outcome != nil {
+		o := *p.Outcome
+		o.Detail = plaintext.Of(o.Detail)
+		p.Outcome = &o
 	}
 	if p.Stage != engine.StageEnd {
 		// Harness reports carry no tool count: keep the iteration's.
@@ -263,7 +271,7 @@ func SummarizeInput(raw json.RawMessage) string {
 // OneLine is s on one line (runs of white space made one space), cut to
 // n bytes with an ellipsis.
 func OneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(plaintext.Of(s)), " ")
 	if len(s) > n {
 		return s[:n-1] + "…"
 	}

@@ -8,10 +8,10 @@ import (
 	"html/template"
 	"io/fs"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/plaintext"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -130,7 +130,7 @@ type eventRow struct {
 // any of it is cut short (a key cut short no longer matches).
 func (s *Server) eventView(e store.Event) eventRow {
 	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
-	e.Text = plainText(e.Text)
+	e.Text = plaintext.Of(e.Text)
 	row := eventRow{Event: e, Harness: e.Source == store.SourceHarness}
 	if e.Data != "" && json.Valid([]byte(e.Data)) {
 		row.Input = readableJSON(e.Data, "  ")
@@ -156,27 +156,6 @@ func (s *Server) eventView(e store.Event) eventRow {
 	}
 	return row
 }
-
-// ansi matches terminal escape sequences: CSI (colours, cursor moves),
-// OSC (titles, links) and the two-character escapes.
-var ansi = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
-
-// plainText returns agent output as text: terminal escapes removed, and
-// other control characters but tab and newline with them.
-func plainText(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	s = ansi.ReplaceAllString(s, "")
-	return strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return -1
-		}
-		return r
-	}, strings.ReplaceAll(s, "\r\n", "\n"))
-}
-
-func isControl(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }
 
 // readableJSON returns data (valid JSON) indented with indent, or on one
 // line when indent is "", with its keys in their order and its strings as
