@@ -189,7 +189,7 @@ func (d *driver) runOne(ctx context.Context, s Spec) (Result, error) {
 		say("skipped (already done)")
 		return Result{Spec: s, Outcome: Skipped, Reason: "already done"}, nil
 	}
-	branch := BranchPrefix + s.ID
+	branch := s.Branch()
 	if rec.State == StateConflict && !d.p.opt.Force {
 		if _, err := git.Run(ctx, main.Root, "rev-parse", "--verify", "-q", "refs/heads/"+branch); err == nil {
 			say("conflict (branch %s kept)", branch)

@@ -40,6 +40,8 @@
 package spec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -48,6 +50,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Names of the state folders inside the specs folder. They are never
@@ -189,4 +192,34 @@ func Select(specs []Spec, only string) ([]Spec, error) {
 		return nil, fmt.Errorf("%w: --only %q matches no spec", ErrNoSpecs, only)
 	}
 	return out, nil
+}
+
+// Branch is the git branch spec s is built on: BranchPrefix and its ID,
+// with what a branch name cannot hold (spaces, non-ASCII letters, "..",
+// a leading dash…) made dashes, and a short hash of the ID added when
+// anything was replaced, so that two specs never share a branch.
+func (s Spec) Branch() string {
+	var b strings.Builder
+	for _, part := range strings.Split(s.ID, "/") {
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		clean := strings.Map(func(r rune) rune {
+			if r < 0x80 && (r == '-' || r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return r
+			}
+			return '-'
+		}, part)
+		clean = strings.Trim(strings.ReplaceAll(clean, "..", "-"), ".-")
+		if strings.HasSuffix(clean, ".lock") || clean == "" {
+			clean += "-spec"
+		}
+		b.WriteString(clean)
+	}
+	name := b.String()
+	if name != s.ID {
+		sum := sha256.Sum256([]byte(s.ID))
+		name += "-" + hex.EncodeToString(sum[:3])
+	}
+	return BranchPrefix + name
 }

@@ -433,7 +433,7 @@ func RunSpecs(ctx context.Context, g *Globals, t *Flags, ws *workspace.Workspace
 	for _, sp := range specs {
 		id := specWorkflowID(url, sp)
 		job := temporalrun.Job{Kind: temporalrun.KindSpec, Name: sp.ID, Remote: url, BaseRef: ref, Base: base,
-			Branch:           "ralph/spec/" + sp.ID,
+			Branch:           sp.Branch(),
 			Args:             append(append([]string{"specs", "run", "--local", "--only=" + sp.Rel}, flags...), "--", filepath.ToSlash(relDir)),
 			HeartbeatTimeout: t.Heartbeat, MaxAttempts: t.MaxAttempts,
 			StepAttempts: stepAttempts, Backoff: cfg.Specs.Backoff.Duration}
