@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agentcall"
@@ -338,6 +340,10 @@ func (p *Pipeline) runSpec(ctx context.Context, s Spec) (Result, error) {
 	if skip {
 		return result(Skipped, "already done"), nil
 	}
+	if why := unusable(l.SpecPath(s)); why != "" {
+		// No agent can make anything of it: refused at once, not retried.
+		return result(Failed, why), nil
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
@@ -410,6 +416,21 @@ func (p *Pipeline) backoff(ctx context.Context, n int) error {
 	d = min(d, 5*time.Minute)
 	p.progress("  retrying in %s", d)
 	return agentcall.RealClock{}.Sleep(ctx, d)
+}
+
+// unusable says why the spec file at path cannot be worked from — empty,
+// or not text — and "" when it can.
+func unusable(path string) string {
+	text, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		return "cannot read the spec: " + err.Error()
+	case strings.TrimSpace(string(text)) == "":
+		return "the spec is empty: write what it asks for, then run again"
+	case bytes.IndexByte(text, 0) >= 0 || !utf8.Valid(text):
+		return "the spec is not text (a binary file?): a spec is Markdown"
+	}
+	return ""
 }
 
 // promptData fills what every prompt shares.
