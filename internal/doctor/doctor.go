@@ -51,10 +51,12 @@ type finding struct {
 // doctorEnv is what checks look at. ws and cfg are nil and zero outside a
 // ralph workspace; st is nil when no run has created the database.
 type doctorEnv struct {
-	ws     *workspace.Workspace
-	cfg    config.Config
-	st     *store.Store
-	logger *slog.Logger
+	ws  *workspace.Workspace
+	cfg config.Config
+	st  *store.Store
+	// storeErr is why the database would not open.
+	storeErr error
+	logger   *slog.Logger
 }
 
 // doctorCheck is one thing ralph doctor checks; add new ones to
@@ -85,12 +87,14 @@ func Run(ctx context.Context, g *session.Globals, asJSON bool) error {
 	if ws, cfg, err := session.OpenWorkspace(ctx, g); err == nil {
 		env.ws, env.cfg = ws, cfg
 		if ok, _ := workspace.Exists(ws.Path(workspace.Database)); ok {
-			st, err := store.Open(ctx, ws.Path(workspace.Database))
-			if err != nil {
-				return err
+			// A damaged database is one failed check among the others,
+			// not a reason to check nothing.
+			if st, err := store.Open(ctx, ws.Path(workspace.Database)); err != nil {
+				env.storeErr = err
+			} else {
+				defer st.Close()
+				env.st = st
 			}
-			defer st.Close()
-			env.st = st
 		}
 	} else {
 		env.cfg = config.Default()
@@ -333,6 +337,9 @@ func checkOrphans(ctx context.Context, env *doctorEnv) []finding {
 }
 
 func checkStore(ctx context.Context, env *doctorEnv) []finding {
+	if env.storeErr != nil {
+		return []finding{{Status: findingFail, Message: env.storeErr.Error() + " — move .ralph/ralph.db aside to start a new history (snapshots in git are kept)"}}
+	}
 	if env.st == nil {
 		return []finding{{Status: findingInfo, Message: "no database yet"}}
 	}
