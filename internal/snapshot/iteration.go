@@ -54,20 +54,23 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int) (string, error) {
 	return tree, nil
 }
 
-// IterationBase is the tree task's iteration 0 recorded (SaveIteration
-// with n = 0, as the task's loop starts: the tree as the task's start left
-// it), "" when there is none.
+// IterationBase is the tree task's latest iteration 0 recorded
+// (SaveIteration with n = 0, as the task's loop starts: the tree as the
+// task's start left it), "" when there is none. The latest: a rollback
+// can give a new task a number an old one had, and the chain goes on.
 func (r *Repo) IterationBase(ctx context.Context, task int) string {
 	ref := fmt.Sprintf("%stask-%d", IterationRefPrefix, task)
-	out, err := r.git(ctx, nil, nil, "log", "--max-parents=0", "--format=%T %s", ref, "--")
+	out, err := r.git(ctx, nil, nil, "log", "--format=%T %s", ref, "--")
 	if err != nil {
 		return ""
 	}
-	tree, subject, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if subject != fmt.Sprintf("task %d iteration 0", task) {
-		return ""
+	want := fmt.Sprintf("task %d iteration 0", task)
+	for _, line := range strings.Split(string(out), "\n") {
+		if tree, subject, ok := strings.Cut(line, " "); ok && subject == want {
+			return tree
+		}
 	}
-	return tree
+	return ""
 }
 
 // StatTrees is the size of the change from tree a to tree b ("" is the

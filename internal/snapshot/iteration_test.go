@@ -59,13 +59,23 @@ func TestSaveIterationChain(t *testing.T) {
 	if err != nil || len(changes) != 2 || !strings.Contains(texts["a.txt"], "+b") {
 		t.Errorf("diff = %+v %q %v", changes, texts, err)
 	}
+	// A later task with the same number (after a rollback) measures from
+	// its own start.
+	write("c.txt", "c\n")
+	again, err := r.SaveIteration(ctx, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.IterationBase(ctx, 1); got != again {
+		t.Errorf("IterationBase after a second start = %q, want %q", got, again)
+	}
 	list, err := r.List(ctx)
 	if err != nil || len(list) != 0 {
 		t.Errorf("iterations show as snapshots: %+v %v", list, err)
 	}
 	out, err := exec.Command("git", "-C", dir, "rev-list", "--count", IterationRefPrefix+"task-1").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "2" {
-		t.Errorf("chain = %q %v, want 2 commits", out, err)
+	if err != nil || strings.TrimSpace(string(out)) != "3" {
+		t.Errorf("chain = %q %v, want 3 commits", out, err)
 	}
 }
 
