@@ -134,6 +134,9 @@ func ensure(ctx context.Context, repo, dir string, o Options) (Result, error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 && !o.Reset {
 		res.Outcome = Recovered
 	}
+	if err := deletable(repo, dir); err != nil {
+		return res, err
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return res, err
 	}
@@ -202,6 +205,9 @@ func Remove(ctx context.Context, repo, dir, branch string) error {
 	var rmErr error
 	if w, ok := find(wts, dir); ok {
 		rmErr = remove(ctx, repo, w.Path)
+	}
+	if err := deletable(repo, dir); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", dir, err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", dir, errors.Join(rmErr, err))
@@ -362,6 +368,26 @@ func dead(w worktree) bool {
 const initializing = "initializing"
 
 // state is what is at a worktree's path.
+// deletable refuses to let dir be deleted when it is, or holds, the
+// repository itself or another repository (a .git directory, not a
+// worktree's .git file): a wrong path must never cost the user a clone.
+func deletable(repo, dir string) error {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	top, d := real(repo), real(dir)
+	if rel, err := filepath.Rel(d, top); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+		return fmt.Errorf("%s is the repository or holds it: not a worktree to delete", dir)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a repository of its own (it has a .git directory): not a worktree to delete", dir)
+	}
+	return nil
+}
+
 type state int
 
 const (

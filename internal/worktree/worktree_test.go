@@ -455,3 +455,24 @@ func TestEnsureWaitsForAnotherProcess(t *testing.T) {
 		t.Errorf("outcome = %v after the lock came free, want created", res.Outcome)
 	}
 }
+
+// A wrong path never costs the user a clone: the repository itself, a
+// folder that holds it, or another repository is refused, not deleted.
+func TestNeverDeletesARepository(t *testing.T) {
+	ctx := context.Background()
+	repo, start := newRepo(t)
+	other, _ := newRepo(t)
+	for _, dir := range []string{repo, filepath.Dir(repo), other} {
+		if err := Remove(ctx, repo, dir, ""); err == nil {
+			t.Errorf("Remove(%s) deleted it", dir)
+		}
+		if _, err := Ensure(ctx, repo, dir, Options{Branch: "x", Start: start, Reset: true}); err == nil {
+			t.Errorf("Ensure(%s, Reset) replaced it", dir)
+		}
+	}
+	for _, path := range []string{filepath.Join(repo, "a.txt"), filepath.Join(other, "a.txt")} {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s is gone: %v", path, err)
+		}
+	}
+}
