@@ -106,6 +106,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			// No gate runs for a task whose state is gone: the loop's
 			// top ends it.
 			e.endIteration(ctx, r, it.turn.phase, outInterrupt, it.turn.res.Result, it.turn.calls)
+			continue
 		case it.signal != "":
 			// Before the gates run: the agent says it is done.
 			e.judge(ctx, r, &it)
@@ -411,7 +412,8 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		detail += " — " + s
 	}
 	status := store.TaskDone
-	if reason == Interrupted {
+	if reason == Interrupted || reason == StateLost {
+		// Both are continued by ralph resume, as their lines say.
 		status = store.TaskInterrupted
 	}
 	if err := e.st.EndTask(wctx, r.taskID, status, string(reason), detail); err != nil {
@@ -422,7 +424,8 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)
 	}
 	e.harnessEvent(r, "end", fmt.Sprintf("%s: %s", reason, detail), "")
-	if reason == StateLost {
+	if e.stateLost() {
+		// Whatever ended the run, a store deleted under it is put back.
 		e.restoreState(wctx, r)
 	}
 	o := Outcome{Reason: reason, Detail: detail, Unverified: unverified, Task: r.number, TaskID: r.taskID, Iterations: r.iteration, CostUSD: r.cost}

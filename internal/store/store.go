@@ -100,23 +100,29 @@ func (s *Store) Lost() bool {
 
 // WriteBack writes the open database, whole and consistent, to its path
 // again (SQLite's VACUUM INTO) when it was lost, so that ralph status and
-// ralph resume see the run. Whatever sits at the path is moved aside to
-// PATH.replaced first.
+// ralph resume see the run. Whatever sits at the path (a database that
+// replaced it) is moved aside first, with its -wal and -shm files, to
+// PATH.replaced. A store that is not lost is left alone. The open
+// connection still writes to the lost file: call it once the run's last
+// write is made.
 func (s *Store) WriteBack(ctx context.Context) error {
+	if !s.Lost() {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("write the store back: %w", err)
 	}
 	if _, err := os.Stat(s.path); err == nil {
-		if err := os.Rename(s.path, s.path+".replaced"); err != nil {
-			return fmt.Errorf("write the store back: %w", err)
-		}
-		for _, ext := range []string{"-wal", "-shm"} {
-			_ = os.Remove(s.path + ext)
+		for _, ext := range []string{"", "-wal", "-shm"} {
+			if err := os.Rename(s.path+ext, s.path+".replaced"+ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("write the store back: %w", err)
+			}
 		}
 	}
 	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, s.path); err != nil {
 		return fmt.Errorf("write the store back to %s: %w", s.path, err)
 	}
+	s.file, _ = os.Stat(s.path)
 	return nil
 }
 
