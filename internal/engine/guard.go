@@ -163,7 +163,7 @@ func (e *Engine) taskGates(ctx context.Context, r *run) {
 		return
 	}
 	changed := !slices.EqualFunc(kept.Gates, commandGates(e.opt.Gates), sameGate) ||
-		kept.Guard.OnChange != e.opt.Guard.OnChange || !slices.Equal(kept.Guard.Protect, e.opt.Guard.Protect)
+		kept.Guard.OnChange != e.opt.Guard.OnChange || kept.Guard.Timeout != e.opt.Guard.Timeout || !slices.Equal(kept.Guard.Protect, e.opt.Guard.Protect)
 	if !changed {
 		return
 	}

@@ -57,7 +57,8 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 	if rec.Mark == nil {
 		mark, err = guard.ReadHistoryMark(ctx, e.ws.Root, rec.Origin)
 	} else {
-		keep := fmt.Sprintf("task-%d-iteration-%d", r.number, r.iteration)
+		r.historyChecks++
+		keep := fmt.Sprintf("task-%d-iteration-%d-check-%d", r.number, r.iteration, r.historyChecks)
 		var rep guard.HistoryReport
 		rep, mark, err = guard.History(ctx, e.ws.Root, rec.Origin, *rec.Mark, keep)
 		if rep.Changed() {

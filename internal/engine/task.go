@@ -201,6 +201,9 @@ type run struct {
 	// guardNotes are what feedback.md tells the agent next about its
 	// changes the harness undid.
 	guardNotes []string
+	// historyChecks numbers this run's history checks, so each keeps
+	// the agent's version under refs of its own.
+	historyChecks int
 	// idle marks the iteration as no progress for stall detection: it
 	// asked to finish with the previous task's plan unchanged.
 	idle bool

@@ -454,7 +454,9 @@ func snapshotRefChanges(ctx context.Context, dir string, old, now map[string]str
 		if !chained {
 			var err error
 			if chained, err = isAncestorCommit(ctx, dir, oldTip, c); err != nil {
-				chained = false
+				// Unsure is not "the agent made it": never delete a
+				// snapshot on a git hiccup.
+				return nil, err
 			}
 		}
 		if snapshot.ValidName(name) && chained {
@@ -555,6 +557,22 @@ func holdHarnessFiles(ctx context.Context, dir, from, to string) (restore func()
 	}
 	var held []file
 	var inFrom []string
+	// Whatever happens below, what was held is written back: a failure
+	// half-way must not lose the harness's files.
+	restore = func() error {
+		var errs []error
+		for _, h := range held {
+			full := filepath.Join(dir, filepath.FromSlash(h.path))
+			if !h.ok {
+				if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			errs = append(errs, workspace.WriteFileMode(full, h.data, h.mode))
+		}
+		return errors.Join(errs...)
+	}
 	f := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
 	for i := 0; i+1 < len(f); i += 2 {
 		p := f[i+1]
@@ -583,24 +601,7 @@ func holdHarnessFiles(ctx context.Context, dir, from, to string) (restore func()
 			return restore, err
 		}
 	}
-	return func() error {
-		var errs []error
-		for _, h := range held {
-			full := filepath.Join(dir, filepath.FromSlash(h.path))
-			if !h.ok {
-				if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			errs = append(errs, os.WriteFile(full, h.data, h.mode))
-		}
-		return errors.Join(errs...)
-	}, nil
+	return restore, nil
 }
 
 func gitExited(err error, code int) bool {
