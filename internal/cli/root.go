@@ -22,22 +22,13 @@ import (
 // Globals carries what every command needs (see session.Globals).
 type Globals = session.Globals
 
-// ExitError is an error with the process exit code it ends ralph with.
-// A nil Err means the command has already printed what the user needs to
-// see.
+// ExitError is how a failed command ends ralph: its exit code, and the
+// error to print (nil when the command has already printed what the user
+// needs to see).
 type ExitError struct {
 	Code int
 	Err  error
 }
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
 
 // exitError is the one place where errors become exit codes: a failure's
 // reason chooses the code (the engine's reasons keep the codes the

@@ -72,7 +72,7 @@ func readRegular(path string) ([]byte, error) {
 		case t&fs.ModeSocket != 0:
 			kind = "a socket"
 		}
-		return nil, fmt.Errorf("%s is %s, not a plan file", path, kind)
+		return nil, fmt.Errorf("%s is %s, not a file to read", path, kind)
 	}
 	if fi.Size() > maxInput {
 		return nil, fmt.Errorf("%s is %d bytes, more than a plan or task file may be (%d)", path, fi.Size(), maxInput)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -273,7 +274,11 @@ func SummarizeInput(raw json.RawMessage) string {
 func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(plaintext.Of(s)), " ")
 	if len(s) > n {
-		return s[:n-1] + "…"
+		cut := n - 1
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never through a character
+		}
+		return s[:cut] + "…"
 	}
 	return s
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // iterChange is what one iteration changed in the tree: from the tree
-// the iteration before it left (task-N-pre's for the first) to its own.
+// the iteration before it left (for the first, the tree the task's start
+// left, or task-N-pre's for a task from before those were kept) to its
+// own.
 type iterChange struct {
 	snapshot.DiffStat
 	Task, Number int

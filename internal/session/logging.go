@@ -147,6 +147,9 @@ func (o *logOutput) Close() error {
 func (o *logOutput) show(level slog.Level, text string) {
 	o.mu.Lock()
 	notice := o.notice
+	// The workspace's scrubber (its ralph.toml's key variables too), as
+	// the log file gets.
+	text = o.scrub.String(text)
 	o.mu.Unlock()
 	switch {
 	case notice != nil:

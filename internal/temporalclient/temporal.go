@@ -95,24 +95,20 @@ func (t *Flags) addressSource() string {
 	return "[temporal] address in ralph.toml"
 }
 
-func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
-	return git.Line(ctx, dir, args...)
-}
-
 // pushBase pushes HEAD to the remote as refs/ralph/base/<sha> and returns
 // the remote's URL, the ref and the commit.
 func pushBase(ctx context.Context, g *Globals, root, remote string) (url, ref, base string, err error) {
-	if url, err = gitOut(ctx, root, "remote", "get-url", remote); err != nil {
+	if url, err = git.Line(ctx, root, "remote", "get-url", remote); err != nil {
 		url = remote // a URL given as --remote
 	}
-	if base, err = gitOut(ctx, root, "rev-parse", "HEAD"); err != nil {
+	if base, err = git.Line(ctx, root, "rev-parse", "HEAD"); err != nil {
 		return "", "", "", err
 	}
-	if st, _ := gitOut(ctx, root, "status", "--porcelain", "--untracked-files=no"); st != "" {
+	if st, _ := git.Line(ctx, root, "status", "--porcelain", "--untracked-files=no"); st != "" {
 		fmt.Fprintln(g.Stderr, "ralph: uncommitted changes stay here: the workers start from the last commit")
 	}
 	ref = "refs/ralph/base/" + base
-	if _, err = gitOut(ctx, root, "push", "-q", remote, base+":"+ref); err != nil {
+	if _, err = git.Line(ctx, root, "push", "-q", remote, base+":"+ref); err != nil {
 		return "", "", "", err
 	}
 	return url, ref, base, nil
@@ -289,9 +285,9 @@ func FollowTask(ctx context.Context, g *Globals, c client.Client, id string) err
 		return err
 	}
 	remote := s.Job.Remote
-	if r, err := gitOut(ctx, ws.Root, "remote"); err == nil {
+	if r, err := git.Line(ctx, ws.Root, "remote"); err == nil {
 		for _, name := range strings.Fields(r) {
-			if u, err := gitOut(ctx, ws.Root, "remote", "get-url", name); err == nil && u == s.Job.Remote {
+			if u, err := git.Line(ctx, ws.Root, "remote", "get-url", name); err == nil && u == s.Job.Remote {
 				remote = name
 			}
 		}
@@ -325,13 +321,13 @@ type queueLander struct {
 var _ temporalrun.Lander = (*queueLander)(nil)
 
 func newQueueLander(ctx context.Context, g *Globals, ws *workspace.Workspace, cfg config.Config, remote string) (*queueLander, error) {
-	target, err := git.Run(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := git.Line(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
 	if err != nil {
 		return nil, failure.New(failure.Usage, fmt.Errorf("land specs: the checkout is not on a branch: %w", err))
 	}
 	l := &queueLander{root: ws.Root, remote: remote, dir: filepath.Join(ws.StateDir(), "worktrees")}
 	l.q = mergequeue.New(mergequeue.Options{
-		Repo: ws.Root, Target: strings.TrimSpace(target), Logger: g.Logger,
+		Repo: ws.Root, Target: target, Logger: g.Logger,
 		Say:   func(line string) { fmt.Fprintln(g.Stderr, "ralph: "+line) },
 		Gates: gate.Landing(gate.ForSpecs(cfg)),
 	})
@@ -491,7 +487,7 @@ func SpecsStatus(ctx context.Context, g *Globals, t *Flags, ws *workspace.Worksp
 	if err != nil {
 		return failure.New(failure.Usage, err)
 	}
-	url, err := gitOut(ctx, ws.Root, "remote", "get-url", t.Remote)
+	url, err := git.Line(ctx, ws.Root, "remote", "get-url", t.Remote)
 	if err != nil {
 		url = t.Remote
 	}
