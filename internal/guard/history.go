@@ -293,7 +293,7 @@ func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep
 
 // String says what happened in one line, in ralph's words: "the agent
 // reset main, dropping 2 commits; the harness put it back (agent's tip
-// kept at refs/ralph/agent/task-1-iteration-1/tip)".
+// kept at refs/ralph/agent/task-1-iteration-1-check-1/tip)".
 func (r HistoryReport) String() string {
 	if !r.Changed() {
 		return "the agent left the history alone"

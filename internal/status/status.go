@@ -173,8 +173,13 @@ func Print(w io.Writer, r Report) {
 	}
 	fmt.Fprintf(w, "task %d: %s\n", t.Number, progress.OneLine(t.Message, 100))
 	fmt.Fprintf(w, "  state:      %s\n", state)
-	if t.Status == store.TaskDone {
+	switch {
+	case t.Status == store.TaskDone:
 		fmt.Fprintf(w, "  ended:      %s — %s\n", t.Reason, t.Detail)
+	case t.Reason != "" && t.Reason != "interrupted":
+		// Stopped for a reason of its own that resume continues from
+		// (state-lost): say which.
+		fmt.Fprintf(w, "  stopped:    %s — %s\n", t.Reason, t.Detail)
 	}
 	if r.Worktree != "" {
 		fmt.Fprintf(w, "  worktree:   %s on branch %s\n", r.Worktree, r.Branch)
