@@ -59,7 +59,8 @@ type WriteFile[S Server] struct {
 }
 
 // WritesFile runs the real CLI in a fresh git repository on a scripted
-// session: the model writes hello.txt, runs `cat hello.txt`, and answers
+// session: the model writes hello.txt, runs `cat hello.txt` (then a short
+// sleep), and answers
 // Final. It checks that the file was written; that the events carry both
 // tool calls with their input, and their results, without errors; that
 // the result counts two calls, carries the final message and the usage
@@ -78,7 +79,12 @@ func WritesFile[S Server](t *testing.T, c WriteFile[S]) Wrote[S] {
 	}
 	srv := c.NewServer(t,
 		testutil.Calls("I will write the file.", testutil.WriteFile(named, "hello world\n")),
-		testutil.Calls("", testutil.Shell("cat", "hello.txt")),
+		// The sleep after the output: Qwen Code 0.24 (and CLIs sharing its
+		// shell service) settle a command on its exit event without
+		// draining its pipe, so under load a command that exits at once
+		// can report no output. The check is of ralph's parsing, not
+		// that race.
+		testutil.Calls("", testutil.Shell("sh", "-c", "cat hello.txt; sleep 0.3")),
 		testutil.Text(Final),
 	)
 	res, ev, err := RunReal(t, c.NewAgent, c.Config(t, srv, c.Record), agent.Request{
