@@ -325,8 +325,8 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	if err := e.recordStart(ctx, r, planText); err != nil {
 		return task.Task{}, err
 	}
-	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", r.number, r.route, opt, firstLine(message))})
-	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", r.number, r.route, opt), "")
+	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md %s): %s", r.number, r.route, opt, firstLine(message))})
+	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md %s", r.number, r.route, opt), "")
 	if startNote != "" {
 		e.harnessEvent(r, "snapshot", startNote, "")
 	}

@@ -61,14 +61,24 @@ type Option struct {
 	// ReasonTimeout, ReasonCanceled, or a reason starting "model error: ",
 	// "invalid JSON: " or "schema: ". Empty for Option A.
 	Reason string
+	// By names who split the task for Option A (Parser.By).
+	By string
 }
 
-// String returns "A" or "B (reason)".
+// String says in plain words how task.md was written: "split into
+// requirements by the model" or "written from the template (timeout)".
 func (o Option) String() string {
-	if o.Reason == "" {
-		return string(o.Method)
+	if o.Method == OptionA {
+		by := o.By
+		if by == "" {
+			by = "the model"
+		}
+		return "split into requirements by " + by
 	}
-	return fmt.Sprintf("%s (%s)", o.Method, o.Reason)
+	if o.Reason == "" {
+		return "written from the template"
+	}
+	return fmt.Sprintf("written from the template (%s)", o.Reason)
 }
 
 // Fixed fallback reasons; the others carry details after a prefix.
@@ -97,6 +107,10 @@ type Parser struct {
 	// Logger receives fallback reasons and sanity-net adjustments; nil
 	// discards them.
 	Logger *slog.Logger
+	// By names who answers for Model in what the run shows ("the api
+	// model", "claude, in one answer without tools"); empty means "the
+	// model".
+	By string
 }
 
 // Parse structures in.Message. A nil Parser has no model. It never fails
@@ -109,7 +123,7 @@ func (p *Parser) Parse(ctx context.Context, in Input) (Task, Option, error) {
 	t, reason := p.optionA(ctx, in)
 	if reason == "" {
 		log.Info("task parsed", "method", OptionA, "type", t.Type, "requirements", len(t.Requirements))
-		return t, Option{Method: OptionA}, nil
+		return t, Option{Method: OptionA, By: p.By}, nil
 	}
 
 	t = Template(in.Message, in.Counter, in.Previous)
