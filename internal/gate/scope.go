@@ -214,10 +214,26 @@ func (s *Scope) runChecks(ctx context.Context, env Env, reqs []scope.Requirement
 		}
 		c := &Command{GateName: fmt.Sprintf("task.md requirement %d", r.N), Argv: r.Check, Timeout: s.CheckTimeout}
 		res := c.Check(ctx, env)
-		out := strings.TrimSpace(res.Message)
-		out = strings.TrimSpace(strings.TrimSuffix(out, "```"))
-		r.Ran = &scope.CheckRun{Passed: res.Status == Pass, Output: out}
+		r.Ran = &scope.CheckRun{Passed: res.Status == Pass, Output: checkOutput(res.Message, c.Argv)}
 	}
+}
+
+// checkOutput takes what a requirement's check printed out of a command
+// gate's message, or, when it printed nothing, how it ended ("exited with
+// status 1").
+func checkOutput(msg string, argv []string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	head := strings.TrimSuffix(strings.TrimPrefix(lines[0], "`"+strings.Join(argv, " ")+"`"), ":")
+	var out []string
+	for _, l := range lines[1:] {
+		if t := strings.TrimSpace(l); t != "" && t != "```" {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return strings.TrimSpace(strings.TrimPrefix(head, ":"))
+	}
+	return strings.Join(out, "\n")
 }
 
 // plan returns the current plan.

@@ -377,7 +377,7 @@ func (c *checker) marker(m plan.Marker, r *Requirement) (Finding, bool) {
 	if r != nil && r.Ran != nil && !r.Ran.Passed && m.Kind != plan.Fix && f.Status != Fail {
 		f.Status = Fail
 		f.Message = c.head() + fmt.Sprintf("the requirement's check %s fails%s", argvString(r.Check), outputTail(r.Ran.Output))
-		f.Fix = fmt.Sprintf("Finish what %s asks until %s passes; do not change the check.", clip(r.Text), argvString(r.Check))
+		f.Fix = fmt.Sprintf("Make the requirement (%q) true until %s passes; do not change the check.", clipN(r.Text, 60), argvString(r.Check))
 	}
 	if r != nil && f.Status != Pass {
 		f.Message += " — " + r.String()
@@ -714,6 +714,7 @@ func (c *checker) modify(f *Finding, m plan.Marker) {
 // check when task.md gives one, else it is left to the gates as a whole.
 func (c *checker) fix(f *Finding, m plan.Marker, r *Requirement) {
 	file := c.t.Section.File
+	f.Detail = "" // a fix is not judged by counts
 	switch {
 	case !c.hasNow:
 		f.Status = Fail
@@ -722,7 +723,7 @@ func (c *checker) fix(f *Finding, m plan.Marker, r *Requirement) {
 	case r != nil && r.Ran != nil && !r.Ran.Passed:
 		f.Status = Fail
 		f.Message = c.head() + fmt.Sprintf("changed, but the requirement's check %s still fails%s", argvString(r.Check), outputTail(r.Ran.Output))
-		f.Fix = fmt.Sprintf("Repair what %s names until %s passes; do not change the check.", clip(r.Text), argvString(r.Check))
+		f.Fix = fmt.Sprintf("Make the requirement (%q) true in %s until %s passes; do not change the check.", clipN(r.Text, 60), file, argvString(r.Check))
 	case r != nil && r.Ran != nil:
 		f.Status = Pass
 		f.Message = c.head() + fmt.Sprintf("changed, and %s passes", argvString(r.Check))
