@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -163,7 +164,7 @@ func (p *Parser) optionA(ctx context.Context, in Input) (Task, string) {
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		return Task{}, ReasonTimeout
 	case err != nil:
-		return Task{}, "model error: " + err.Error()
+		return Task{}, "model error: " + oneLine(err.Error())
 	}
 
 	data, err := extractJSON(out)
@@ -239,4 +240,18 @@ func (p *Parser) logger() *slog.Logger {
 		l = slog.New(slog.DiscardHandler)
 	}
 	return l.With("component", "task")
+}
+
+// oneLine makes a reason one plain line: its first non-blank line, cut
+// to 200 characters.
+func oneLine(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 200 {
+				line = string(r[:199]) + "…"
+			}
+			return line
+		}
+	}
+	return "no message"
 }
