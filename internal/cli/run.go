@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
+	"github.com/ralph-harness/ralph/internal/planreport"
 	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -39,6 +40,8 @@ type RunOptions struct {
 	json             bool
 	force            bool
 	worktree         bool
+	plan             string // --plan FILE, handed in
+	planSrc          []byte // its content, once validated
 	// yieldAfter is the hidden --yield-after: return after this many
 	// iterations, leaving the task open for ralph resume (exit 13).
 	yieldAfter int
@@ -139,6 +142,7 @@ as [guard] on_change says (ask by default: ralph pending shows the diff).`,
 	}
 	o.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.worktree, "worktree", false, "run the task in its own git worktree on branch ralph/task/<N> and land it on the current branch through the merge queue when it completes")
+	cmd.Flags().StringVar(&o.plan, "plan", "", "hand in the plan `FILE` (such as .ralph/plan.tsx): validated before the task starts, it opens BUILD at iteration 1")
 	return cmd
 }
 
@@ -188,6 +192,11 @@ func startTask(ctx context.Context, g *Globals, o *RunOptions, message string) e
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
+	}
+	if o.plan != "" {
+		if o.planSrc, err = planreport.HandedIn(ctx, g, o.plan); err != nil {
+			return err
+		}
 	}
 	lock, err := ws.Lock()
 	if err != nil {
@@ -293,7 +302,7 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 	}
 	start := message != ""
 	if start {
-		opt.Request = token
+		opt.Request, opt.Plan = token, o.planSrc
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer func() {
