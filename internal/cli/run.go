@@ -377,6 +377,7 @@ gets them added; one with gates is kept as it is. Safe to run twice.`,
 
 func newStopCommand(g *Globals) *cobra.Command {
 	var reason string
+	var clear bool
 	cmd := &cobra.Command{
 		Use:   "stop",
 		Short: "Ask the running loop to stop after its current iteration",
@@ -388,6 +389,9 @@ func newStopCommand(g *Globals) *cobra.Command {
 				return err
 			}
 			defer st.Close()
+			if clear {
+				return clearStop(ctx, g, st)
+			}
 			pid := ws.HolderPID()
 			if pid == 0 {
 				return failure.New(failure.Failed, errors.New("no ralph run is active in this workspace"))
@@ -400,7 +404,24 @@ func newStopCommand(g *Globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "stopped by the user", "why, recorded with the stop")
+	cmd.Flags().BoolVar(&clear, "clear", false, "withdraw a stop request the loop has not acted on yet")
 	return cmd
+}
+
+// clearStop withdraws a pending stop request (ralph stop --clear).
+func clearStop(ctx context.Context, g *Globals, st *store.Store) error {
+	reason, ok, err := st.State(ctx, store.KeyStopRequest)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return failure.New(failure.Failed, errors.New("no stop request is pending: nothing to withdraw (a stop the loop acted on cannot be undone; ralph resume --force continues the task)"))
+	}
+	if err := st.DeleteState(ctx, store.KeyStopRequest); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.Stdout, "stop request withdrawn (%s); the run goes on\n", reason)
+	return nil
 }
 
 // startRunStore initialises ws and opens its store for a run, ending the
