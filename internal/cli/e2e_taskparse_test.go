@@ -36,7 +36,7 @@ func TestE2EClaudeTaskParse(t *testing.T) {
 		taskMD string
 	}{
 		{"one answer", testutil.Text(string(answer)),
-			"(bugfix, task.md split into requirements by claude, in one answer without tools): fix the hero",
+			"(bugfix, task.md split into requirements by claude, in one answer): fix the hero",
 			"- [FIX] the hero shows the product name Tideline\n- [MODIFY] the hero copy stays one line\n"},
 		{"provider refuses", testutil.Turn{Status: 400, Message: "the fake server refuses the task parse"},
 			"(bugfix, task.md written from the template (model error: ",
@@ -94,5 +94,49 @@ func TestE2EClaudeTaskParse(t *testing.T) {
 				t.Errorf("%d turns left: the run did not proceed as usual", srv.Remaining())
 			}
 		})
+	}
+}
+
+// With the real Codex and no API key for ralph's api agent: one codex exec
+// answers the parse (read-only, in an empty directory), task.md holds the
+// requirements, and the run goes on as usual.
+func TestE2ECodexTaskParse(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	answer, _ := json.Marshal(map[string]any{
+		"type": "bugfix", "title": "Hero names the product",
+		"requirements": []map[string]any{{"marker": "FIX", "text": "the hero shows the product name Tideline"}},
+	})
+	dir := testutil.GitRepo(t)
+	srv := testutil.NewResponses(t,
+		testutil.Text(string(answer)),
+		testutil.Calls("Fixing the hero.", testutil.WriteFile("src/sections/HeroSection.tsx", heroSection)),
+		testutil.Calls("", testutil.WriteFile("src/App.tsx", appEntry)),
+		testutil.Calls("", finishCall),
+		testutil.Text("The hero is fixed."),
+	)
+	writeConfig(t, dir, codexConfig(t, srv))
+	bin := buildRalph(t)
+
+	res := runRalph(t, bin, dir, 4*time.Minute, "run", "fix the hero: it must name the product")
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", res.code, res.out)
+	}
+	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by codex, in one answer): fix the hero", "completed"} {
+		if !strings.Contains(res.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.out)
+		}
+	}
+	if md := mustRead(t, dir, ".ralph/task.md"); !strings.Contains(md, "- [FIX] the hero shows the product name Tideline\n") {
+		t.Errorf("task.md lacks the requirement:\n%s", md)
+	}
+	parses := 0
+	for _, r := range srv.Requests() {
+		if isTaskParse(r) {
+			parses++
+		}
+	}
+	if parses != 1 || srv.Remaining() != 0 {
+		t.Errorf("task parse requests = %d, turns left = %d; want 1, 0", parses, srv.Remaining())
 	}
 }

@@ -49,7 +49,7 @@ func TaskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Pa
 	}
 	if a, ok := ag.(Answerer); ok && a.Answers() {
 		p.Model, p.Timeout = a, AnswerTimeout
-		p.By = a.Name() + ", in one answer without tools"
+		p.By = a.Name() + ", in one answer"
 	}
 	return p
 }

@@ -36,7 +36,7 @@ func TestTaskParser(t *testing.T) {
 		by      string
 		timeout time.Duration
 	}{
-		{"agent answers", config.Default(), script.New(answering), "script, in one answer without tools", AnswerTimeout},
+		{"agent answers", config.Default(), script.New(answering), "script, in one answer", AnswerTimeout},
 		{"agent has no answer", config.Default(), script.New(silent), "", 0},
 		{"template asked for", template, script.New(answering), "", 0},
 		{"api configured", withAPI, script.New(answering), "the api model", 0},
@@ -51,7 +51,7 @@ func TestTaskParser(t *testing.T) {
 
 	p := TaskParser(config.Default(), script.New(answering), logger)
 	got, opt, err := p.Parse(context.Background(), task.Input{Message: "fix it", Counter: 1})
-	if err != nil || got.Type != task.Bugfix || opt.String() != "split into requirements by script, in one answer without tools" {
+	if err != nil || got.Type != task.Bugfix || opt.String() != "split into requirements by script, in one answer" {
 		t.Errorf("Parse = %v, %q, %v", got.Type, opt, err)
 	}
 }
