@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
+	"github.com/ralph-harness/ralph/internal/approval"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/detect"
 	"github.com/ralph-harness/ralph/internal/doctor"
@@ -383,45 +384,15 @@ func newStopCommand(g *Globals) *cobra.Command {
 		Short: "Ask the running loop to stop after its current iteration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			ws, st, err := openRunStore(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			if clear {
-				return clearStop(ctx, g, st)
+				return approval.ClearStop(cmd.Context(), g)
 			}
-			pid := ws.HolderPID()
-			if pid == 0 {
-				return failure.New(failure.Failed, errors.New("no ralph run is active in this workspace"))
-			}
-			if err := st.SetState(ctx, store.KeyStopRequest, reason); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.Stdout, "stop requested; ralph (pid %d) stops after its current iteration\n", pid)
-			return nil
+			return approval.RequestStop(cmd.Context(), g, reason)
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "stopped by the user", "why, recorded with the stop")
 	cmd.Flags().BoolVar(&clear, "clear", false, "withdraw a stop request the loop has not acted on yet")
 	return cmd
-}
-
-// clearStop withdraws a pending stop request (ralph stop --clear).
-func clearStop(ctx context.Context, g *Globals, st *store.Store) error {
-	reason, ok, err := st.State(ctx, store.KeyStopRequest)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return failure.New(failure.Failed, errors.New("no stop request is pending: nothing to withdraw (a stop the loop acted on cannot be undone; ralph resume --force continues the task)"))
-	}
-	if err := st.DeleteState(ctx, store.KeyStopRequest); err != nil {
-		return err
-	}
-	fmt.Fprintf(g.Stdout, "stop request withdrawn (%s); the run goes on\n", reason)
-	return nil
 }
 
 // startRunStore initialises ws and opens its store for a run, ending the
