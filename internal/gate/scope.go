@@ -122,6 +122,12 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 		if err != nil {
 			why = "cannot be read: " + err.Error()
 		}
+		if f := failedChecks(n, reqs); f.Status == Fail {
+			return f // a requirement's own check speaks without a snapshot
+		}
+		if len(sections) == 0 && err == nil {
+			return Result{Status: Skip, Message: fmt.Sprintf("no %s (the first task on an empty tree): task %d's requirements are left to the other gates", pre, n)}
+		}
 		return Result{Status: Warn, Message: fmt.Sprintf("snapshot %s %s, so the %s of task %d cannot be compared with the state before the task", pre, why, what, n)}
 	}
 
@@ -201,6 +207,21 @@ func requirements(root string) ([]scope.Requirement, []string) {
 		}
 	}
 	return out, preserve
+}
+
+// failedChecks fails with one line per requirement whose own check
+// failed; the zero Result when none did.
+func failedChecks(n int, reqs []scope.Requirement) Result {
+	rep := scopeReport{task: n}
+	for _, f := range scope.Check(scope.Input{Task: n, Requirements: reqs}) {
+		if f.Status == scope.Fail {
+			rep.add([]scope.Finding{f}, nil)
+		}
+	}
+	if len(rep.fails) == 0 {
+		return Result{}
+	}
+	return rep.result()
 }
 
 // runChecks runs each requirement's own check, as a command gate runs its

@@ -643,3 +643,21 @@ func TestScopeRequirementsWithoutMarkers(t *testing.T) {
 	p.write("src/theme-toggle.ts", "export const toggle = () => {}\n")
 	want{status: Pass, message: []string{"the requirement itself is verified by the gates as a whole"}}.check(t, p.check(&Scope{}, 3))
 }
+
+// Without task-N-pre (the first task on an empty tree) requirements are
+// not compared, but a requirement's own check still holds the task.
+func TestScopeRequirementsWithoutSnapshot(t *testing.T) {
+	dir := testutil.GitRepo(t)
+	snaps, err := snapshot.Open(context.Background(), dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &scopeProject{t: t, dir: dir, snaps: snaps}
+	p.write(".ralph/task.md", "# Task: hero\nType: fresh\n\n## Requirements\n- [ADD] a hero that names Tideline\n")
+	want{status: Skip, message: []string{"no task-1-pre (the first task on an empty tree)"}}.check(t, p.check(&Scope{}, 1))
+
+	p.write(".ralph/task.md", "# Task: hero\nType: fresh\n\n## Requirements\n- [ADD] a hero that names Tideline — check: [\"grep\", \"-q\", \"Tideline\", \"src/Hero.tsx\"]\n")
+	want{status: Fail, message: []string{"task 1 is not done: 1 requirement of .ralph/task.md not met", "not done: its check `grep -q Tideline src/Hero.tsx` fails: grep: src/Hero.tsx: No such file or directory"}}.check(t, p.check(&Scope{}, 1))
+	p.write("src/Hero.tsx", "export const Hero = () => <h1>Tideline</h1>\n")
+	want{status: Skip}.check(t, p.check(&Scope{}, 1))
+}
