@@ -75,6 +75,9 @@ func (o *RunOptions) check() error {
 		config.Dur("--timeout", o.maxDuration), config.Dur("--iteration-timeout", o.iterationTimeout), config.Dur("--idle-timeout", o.idleTimeout)); err != nil {
 		return usageError(err)
 	}
+	if o.plan != "" && o.worktree {
+		return usageError(errors.New("--plan cannot be combined with --worktree yet: hand the plan in with a plain ralph run"))
+	}
 	return nil
 }
 
