@@ -101,6 +101,23 @@ func Evaluate(ctx context.Context, p *task.Parser, cases []Case) (Score, error) 
 	return s, nil
 }
 
+// Classified scores the local classifier (task.Classify), the guess a
+// template records when no model splits the task: type accuracy only, as
+// it finds no requirements.
+func Classified(cases []Case) Score {
+	var s Score
+	for i, c := range cases {
+		s.Cases++
+		s.Expected += len(c.Requirements)
+		if got := task.Classify(c.Message, c.Plan); got == c.Type {
+			s.TypesRight++
+		} else {
+			s.Misses = append(s.Misses, fmt.Sprintf("case %d: type %s, want %s: %q", i+1, got, c.Type, c.Message))
+		}
+	}
+	return s
+}
+
 // match returns the index of the first unused requirement that e
 // matches, or -1.
 func match(e Expected, rs []task.Requirement, used []bool) int {

@@ -97,3 +97,19 @@ func TestEvaluateFakeModel(t *testing.T) {
 		}
 	}
 }
+
+// The local classifier's figures, for comparison: its type accuracy on the
+// set, and no requirements at all.
+func TestClassified(t *testing.T) {
+	cs, err := Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Classified(cs)
+	if s.Cases != len(cs) || s.Found != 0 || s.TypesRight == 0 {
+		t.Errorf("score %+v", s)
+	}
+	var out bytes.Buffer
+	s.Print(&out, false)
+	t.Log("\n" + out.String())
+}

@@ -9,6 +9,9 @@
 //
 //	go run ./bench/taskparse -C path/to/workspace [-v]
 //
+// With -local it scores the local classifier instead, the guess a template
+// records when no model splits the task ("Type: pending (likely fresh)").
+//
 // Its test runs the same evaluation against the fake model servers of
 // internal/testutil, scoring whatever they answer.
 package main
@@ -28,8 +31,18 @@ import (
 
 func main() {
 	dir := flag.String("C", ".", "workspace whose ralph.toml names the model")
+	local := flag.Bool("local", false, "score the local classifier (no model), the template's guess")
 	verbose := flag.Bool("v", false, "list every wrong type and missed requirement")
 	flag.Parse()
+	if *local {
+		cases, err := Cases()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "taskparse:", err)
+			os.Exit(1)
+		}
+		Classified(cases).Print(os.Stdout, *verbose)
+		return
+	}
 	if err := run(*dir, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "taskparse:", err)
 		os.Exit(1)
