@@ -202,9 +202,10 @@ type Backend struct {
 	Provider  string `toml:"provider"`
 }
 
-// TaskParser chooses how task.md is written: "auto" (the model when the
-// api agent is configured, else the template), "model" (Option A, always)
-// or "template" (Option B, never a model call).
+// TaskParser chooses how task.md is written: "auto" (the api agent's
+// model when it is configured, else the run's own agent in one single
+// answer when it has such a mode, else the template), "model" (the api
+// agent's model) or "template" (never a model call).
 type TaskParser struct {
 	Parser string `toml:"parser"`
 }
