@@ -121,8 +121,8 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
 	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: gate.TouchedBy(st)})
-	if len(cfg.Notify) > 0 {
-		argv := cfg.Notify
+	if len(cfg.Notify.Command) > 0 {
+		argv := cfg.Notify.Command
 		opt.Notify = func(ctx context.Context, msg string) {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
