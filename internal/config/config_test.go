@@ -218,7 +218,7 @@ func TestCheckBounds(t *testing.T) {
 func TestNotify(t *testing.T) {
 	tests := []struct {
 		name, toml, err string
-		want        Notify
+		want            Notify
 	}{
 		{name: "command list", toml: `notify = ["notify-send", "ralph"]`, want: Notify{Command: []string{"notify-send", "ralph"}}},
 		{name: "table", toml: "[notify]\ncommand = [\"x\"]\ndashboard_url = \"http://box:8080\"\n[notify.telegram]\nchat_id = -100\nallow = [42]\nbase_url = \"http://127.0.0.1:9\"\nevents = [\"human\", \"end\"]\n",
