@@ -451,4 +451,3 @@ func buttons(markup any) [][2]string {
 	}
 	return out
 }
-
