@@ -13,7 +13,10 @@
 // already sent. A two-way channel's listener resolves requests with
 // store.ResolveHumanAs, naming the channel and the person; its position
 // in the update stream is kept in the store's state, so a kill -9 and a
-// resume lose no answer.
+// resume lose no answer. Delivery is at least once: a process killed
+// between a channel taking a message and the outbox recording it sends
+// that message again on its next start, with the same buttons, so either
+// copy answers the request.
 package notify
 
 import (
@@ -261,6 +264,7 @@ func (n *Notifier) deliver(ctx context.Context, ch Channel) {
 			return // the channel is down: the rest waits with it, in order
 		}
 		_ = n.st.MarkNotificationSent(context.WithoutCancel(ctx), q.ID, ref)
+		n.log.Info("notification sent", "channel", ch.Name(), "key", q.Key, "ref", ref)
 	}
 }
 

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/testutil"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// scriptTelegramToken is the fake bot's token in the scripts.
+const scriptTelegramToken = "123456:script-bot-token-abcdef"
+
+// telegramHolder is a script's fake Bot API, started by telegram start.
+type telegramHolder struct{ tg *testutil.Telegram }
+
+// cmdTelegram drives a fake Telegram Bot API (testutil.Telegram):
+//
+//	telegram start FILE             start it; @TELEGRAM_URL@ in FILE becomes its URL,
+//	                                and $TELEGRAM_BOT_TOKEN its token
+//	telegram wait REGEXP            wait for a bot message matching REGEXP; print it
+//	telegram tap USER NAME BUTTON MATCH
+//	                                tap BUTTON on the newest bot message containing
+//	                                MATCH as user USER (@NAME); print the bot's answer
+//	telegram reply USER NAME TEXT MATCH
+//	                                reply TEXT to that message
+//	telegram messages               print the bot's messages, separated by ---
+//	telegram fail METHOD STATUS     make METHOD (or *) answer HTTP STATUS
+//	telegram recover                end every fail
+func cmdTelegram(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: telegram start|wait|tap|reply|messages|fail|recover ...")
+	}
+	h := ts.Value("telegram").(*telegramHolder)
+	if args[0] != "start" && h.tg == nil {
+		ts.Fatalf("telegram: run telegram start first")
+	}
+	const wait = 30 * time.Second
+	switch args[0] {
+	case "start":
+		if len(args) != 2 {
+			ts.Fatalf("usage: telegram start FILE")
+		}
+		h.tg = testutil.NewTelegram(scriptTelegramToken)
+		ts.Defer(h.tg.Close)
+		ts.Setenv("TELEGRAM_BOT_TOKEN", scriptTelegramToken)
+		path := ts.MkAbs(args[1])
+		data, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "@TELEGRAM_URL@", h.tg.URL())), 0o644))
+	case "wait":
+		if len(args) != 2 {
+			ts.Fatalf("usage: telegram wait REGEXP")
+		}
+		re := regexp.MustCompile(args[1])
+		var found string
+		if !h.tg.Wait(wait, func(ms []testutil.TelegramMessage) bool {
+			for _, m := range ms {
+				if m.FromBot && re.MatchString(m.Text) {
+					found = m.Text
+					return true
+				}
+			}
+			return false
+		}) {
+			ts.Fatalf("no bot message matches %q; the bot sent:\n%s", args[1], botMessages(h.tg))
+		}
+		fmt.Fprintln(ts.Stdout(), found)
+	case "tap":
+		if len(args) != 5 {
+			ts.Fatalf("usage: telegram tap USER NAME BUTTON MATCH")
+		}
+		user, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		id, err := h.tg.Tap(user, args[2], args[3], args[4])
+		if err != nil {
+			ts.Fatalf("telegram tap: %v; the bot sent:\n%s", err, botMessages(h.tg))
+		}
+		text, ok := h.tg.Answer(id, wait)
+		if !ok {
+			ts.Fatalf("the bot never answered the tap (answerCallbackQuery)")
+		}
+		fmt.Fprintln(ts.Stdout(), text)
+	case "reply":
+		if len(args) != 5 {
+			ts.Fatalf("usage: telegram reply USER NAME TEXT MATCH")
+		}
+		user, err := strconv.ParseInt(args[1], 10, 64)
+		ts.Check(err)
+		ts.Check(h.tg.Reply(user, args[2], args[3], args[4]))
+	case "messages":
+		fmt.Fprint(ts.Stdout(), botMessages(h.tg))
+	case "fail":
+		if len(args) != 3 {
+			ts.Fatalf("usage: telegram fail METHOD STATUS")
+		}
+		status, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		h.tg.Fail(args[1], status)
+	case "recover":
+		h.tg.Recover()
+	default:
+		ts.Fatalf("telegram: unknown subcommand %q", args[0])
+	}
+}
+
+func botMessages(tg *testutil.Telegram) string {
+	var b strings.Builder
+	for _, m := range tg.Messages() {
+		if m.FromBot {
+			fmt.Fprintf(&b, "%s\n---\n", m.Text)
+		}
+	}
+	return b.String()
+}
+
