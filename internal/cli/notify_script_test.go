@@ -117,4 +117,3 @@ func botMessages(tg *testutil.Telegram) string {
 	}
 	return b.String()
 }
-
