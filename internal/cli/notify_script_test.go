@@ -2,12 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/notify"
 	"github.com/ralph-harness/ralph/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -116,4 +121,63 @@ func botMessages(tg *testutil.Telegram) string {
 		}
 	}
 	return b.String()
+}
+
+// scriptWebhookSecret signs the scripts' webhooks.
+const scriptWebhookSecret = "script-webhook-secret-value"
+
+// webhookHolder is a script's webhook receiver, started by webhook start.
+type webhookHolder struct {
+	srv *httptest.Server
+	mu  sync.Mutex
+	ok  []string // bodies whose signature verified
+	bad int
+}
+
+// cmdWebhook runs a webhook receiver that checks each delivery's
+// HMAC-SHA256 signature, answering 401 to a bad one:
+//
+//	webhook start FILE     start it; @WEBHOOK_URL@ in FILE becomes its URL and
+//	                       $RALPH_WEBHOOK_SECRET the shared secret
+//	webhook wait REGEXP    wait for a signed delivery whose JSON matches; print it
+func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
+	h := ts.Value("webhook").(*webhookHolder)
+	switch {
+	case !neg && len(args) == 2 && args[0] == "start":
+		h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if !notify.Verify([]byte(scriptWebhookSecret), body, r.Header.Get(notify.SignatureHeader)) {
+				h.bad++
+				http.Error(w, "bad signature", http.StatusUnauthorized)
+				return
+			}
+			h.ok = append(h.ok, string(body))
+		}))
+		ts.Defer(h.srv.Close)
+		ts.Setenv("RALPH_WEBHOOK_SECRET", scriptWebhookSecret)
+		path := ts.MkAbs(args[1])
+		data, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "@WEBHOOK_URL@", h.srv.URL)), 0o644))
+	case !neg && len(args) == 2 && args[0] == "wait" && h.srv != nil:
+		re := regexp.MustCompile(args[1])
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			h.mu.Lock()
+			for _, b := range h.ok {
+				if re.MatchString(b) {
+					h.mu.Unlock()
+					fmt.Fprintln(ts.Stdout(), b)
+					return
+				}
+			}
+			h.mu.Unlock()
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ts.Fatalf("no signed delivery matches %q; %d bad signatures; signed ones:\n%s", args[1], h.bad, strings.Join(h.ok, "\n"))
+	default:
+		ts.Fatalf("usage: webhook start FILE | webhook wait REGEXP")
+	}
 }

@@ -32,9 +32,11 @@ func TestScripts(t *testing.T) {
 			"exitcode": cmdExitCode,
 			"waitfor":  cmdWaitFor,
 			"telegram": cmdTelegram,
+			"webhook":  cmdWebhook,
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Values["telegram"] = &telegramHolder{}
+			env.Values["webhook"] = &webhookHolder{}
 			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@ralph.invalid")
 			env.Setenv("GIT_COMMITTER_NAME", "ralph test")

@@ -317,3 +317,117 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+func TestNtfy(t *testing.T) {
+	type push struct {
+		path, title, actions, auth, priority, body string
+	}
+	got := make(chan push, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- push{r.URL.Path, r.Header.Get("Title"), r.Header.Get("Actions"), r.Header.Get("Authorization"), r.Header.Get("Priority"), string(body)}
+		_, _ = io.WriteString(w, `{"id":"x","event":"message"}`)
+	}))
+	defer srv.Close()
+	f := setup(t, store.HumanConfirmation)
+	n := notify.New(notify.Options{Store: f.st, Channels: []notify.Channel{notify.NewNtfy(srv.URL, "ralph-alerts", "tk_secret", nil)},
+		Workspace: "shop", DashboardURL: "http://box:8080", Poll: 20 * time.Millisecond})
+	t.Cleanup(n.Start(context.Background()))
+	select {
+	case p := <-got:
+		want := push{"/ralph-alerts", "ralph: request 1 waits", "view, Open dashboard, http://box:8080", "Bearer tk_secret", "high", ""}
+		p.body, want.body = "", ""
+		if p != want {
+			t.Errorf("push = %+v, want %+v", p, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing pushed to ntfy")
+	}
+}
+
+// capture is a channel that keeps what it is sent.
+type capture struct {
+	mu   sync.Mutex
+	msgs []notify.Message
+}
+
+var _ notify.Channel = (*capture)(nil)
+
+func (c *capture) Name() string        { return "capture" }
+func (c *capture) Wants(e string) bool { return e != "human" }
+func (c *capture) Send(_ context.Context, m notify.Message) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs = append(c.msgs, m)
+	return "", nil
+}
+
+func (c *capture) titles() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.msgs {
+		out = append(out, m.Title)
+	}
+	return out
+}
+
+// Cost steps and the harness's events are each one message; events from
+// before the notifier first started are history, not news.
+func TestEventsAndCost(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t, store.HumanConfirmation)
+	task := f.req.TaskID
+	harness := func(kind, text string, iteration int) {
+		if _, err := f.st.AddEvent(ctx, store.Event{TaskID: task, Iteration: iteration, Source: store.SourceHarness, Kind: kind, Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spend := func(n int, usd float64) {
+		if err := f.st.StartIteration(ctx, task, n, "build", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.st.EndIteration(ctx, store.Iteration{TaskID: task, Number: n, Phase: "build", Outcome: "continue", CostUSD: usd}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	harness("stall", "old news from before", 1)
+	c := &capture{}
+	n := notify.New(notify.Options{Store: f.st, Channels: []notify.Channel{c}, Workspace: "shop", MaxCost: 1, Poll: 10 * time.Millisecond})
+	stop := n.Start(ctx)
+	spend(1, 0.6)
+	waitTitles(t, c, 1)
+	spend(2, 0.3)
+	waitTitles(t, c, 2)
+	harness("fallback", "claude ran out; iteration 3 runs on codex", 2)
+	waitTitles(t, c, 3)
+	spend(3, 0.2)
+	waitTitles(t, c, 4)
+	harness("stall", "the agent stalled twice in task 3 (repeat)", 3)
+	if err := f.st.EndTask(ctx, task, store.TaskDone, "stalled", "the agent stalled twice in task 3 (repeat)"); err != nil {
+		t.Fatal(err)
+	}
+	harness("end", "stalled: the agent stalled twice in task 3 (repeat)", 3)
+	stop() // the last scan sends what is left
+	want := []string{
+		"Cost at 50% of max_cost: $0.60 of $1.00",
+		"Cost at 80% of max_cost: $0.90 of $1.00",
+		"Agent fallback: claude ran out; iteration 3 runs on codex",
+		"Cost at 100% of max_cost: $1.10 of $1.00",
+		"Stall: the agent stalled twice in task 3 (repeat)",
+		"Run ended: stalled (exit 7) after 3 iterations, $1.10",
+	}
+	if diff := strings.Join(c.titles(), "\n"); diff != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", diff, strings.Join(want, "\n"))
+	}
+}
+
+func waitTitles(t *testing.T, c *capture, k int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if len(c.titles()) >= k {
+			return
+		}
+	}
+	t.Fatalf("after 10s: %q, want %d messages", c.titles(), k)
+}
