@@ -21,6 +21,8 @@ type Notify struct {
 	DashboardURL string `toml:"dashboard_url"`
 	// Telegram is [notify.telegram], nil when not configured.
 	Telegram *Telegram `toml:"telegram"`
+	// Slack is [notify.slack], nil when not configured.
+	Slack *Slack `toml:"slack"`
 	// Ntfy is [notify.ntfy], nil when not configured.
 	Ntfy *Ntfy `toml:"ntfy"`
 	// Webhook is [notify.webhook], nil when not configured.
@@ -54,6 +56,23 @@ type Telegram struct {
 	BaseURL string `toml:"base_url"`
 	// Events are the events sent; empty means all.
 	Events []string `toml:"events"`
+}
+
+// Slack is [notify.slack]: a Slack app that posts to one channel and
+// takes answers over Socket Mode from the users on its allowlist.
+type Slack struct {
+	// TokenEnv names the variable holding the bot token, xoxb-… (default
+	// SLACK_BOT_TOKEN); AppTokenEnv the app-level token with
+	// connections:write, xapp-… (default SLACK_APP_TOKEN).
+	TokenEnv    string `toml:"token_env"`
+	AppTokenEnv string `toml:"app_token_env"`
+	// Channel is the channel's ID (C0123…).
+	Channel string `toml:"channel"`
+	// Allow are the user IDs (U0123…) whose taps and replies answer.
+	Allow []string `toml:"allow"`
+	// BaseURL is the Web API (default https://slack.com/api).
+	BaseURL string   `toml:"base_url"`
+	Events  []string `toml:"events"`
 }
 
 // Ntfy is [notify.ntfy]: one-way pushes to an ntfy topic.
@@ -139,6 +158,22 @@ func (n Notify) validate() error {
 			return err
 		}
 		if err := checkEvents("notify.telegram", t.Events); err != nil {
+			return err
+		}
+	}
+	if t := n.Slack; t != nil {
+		if t.Channel == "" {
+			return fmt.Errorf("%s: [notify.slack] needs channel", FileName)
+		}
+		if err := checkURL("[notify.slack] base_url", t.BaseURL); err != nil {
+			return err
+		}
+		for _, e := range [][2]string{{"token_env", t.TokenEnv}, {"app_token_env", t.AppTokenEnv}} {
+			if err := checkEnv("[notify.slack] "+e[0], e[1]); err != nil {
+				return err
+			}
+		}
+		if err := checkEvents("notify.slack", t.Events); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 const (
 	DefaultTelegramTokenEnv = "TELEGRAM_BOT_TOKEN"
 	DefaultWebhookSecretEnv = "RALPH_WEBHOOK_SECRET"
+	DefaultSlackTokenEnv    = "SLACK_BOT_TOKEN"
+	DefaultSlackAppTokenEnv = "SLACK_APP_TOKEN"
 )
 
 // Channels builds the channels [notify] configures, reading their
@@ -28,6 +30,17 @@ func Channels(cfg config.Notify, getenv func(string) string) ([]Channel, []error
 			errs = append(errs, fmt.Errorf("[notify.telegram]: $%s is not set: no Telegram messages", env))
 		} else {
 			out = append(out, NewTelegram(t.BaseURL, token, t.ChatID, t.Allow, t.Events))
+		}
+	}
+	if sl := cfg.Slack; sl != nil {
+		bot, app := or(sl.TokenEnv, DefaultSlackTokenEnv), or(sl.AppTokenEnv, DefaultSlackAppTokenEnv)
+		switch {
+		case getenv(bot) == "":
+			errs = append(errs, fmt.Errorf("[notify.slack]: $%s is not set: no Slack messages", bot))
+		case getenv(app) == "":
+			errs = append(errs, fmt.Errorf("[notify.slack]: $%s is not set: no Slack messages (Socket Mode needs the app-level token)", app))
+		default:
+			out = append(out, NewSlack(sl.BaseURL, getenv(bot), getenv(app), sl.Channel, sl.Allow, sl.Events))
 		}
 	}
 	if n := cfg.Ntfy; n != nil {
@@ -53,4 +66,11 @@ func Channels(cfg config.Notify, getenv func(string) string) ([]Channel, []error
 		}
 	}
 	return out, errs
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -431,3 +431,59 @@ func waitTitles(t *testing.T, c *capture, k int) {
 	}
 	t.Fatalf("after 10s: %q, want %d messages", c.titles(), k)
 }
+
+func TestSlack(t *testing.T) {
+	const bot, app = "xoxb-test-bot-token", "xapp-test-app-token"
+	tests := []struct {
+		name, typ      string
+		options        []string
+		act            func(sl *testutil.Slack) (string, error)
+		status, answer string
+	}{
+		{"select", store.HumanSelect, []string{"eu", "us"}, func(sl *testutil.Slack) (string, error) { return sl.Tap("U42", "ann", "us", "Deploy to prod?") }, store.HumanApproved, "us"},
+		{"reject", store.HumanConfirmation, nil, func(sl *testutil.Slack) (string, error) { return sl.Tap("U42", "ann", "Reject", "Deploy to prod?") }, store.HumanRejected, ""},
+		{"text in the thread", store.HumanText, nil, func(sl *testutil.Slack) (string, error) { return sl.Reply("U42", "the blue one", "Deploy to prod?") }, store.HumanApproved, "the blue one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t, tt.typ, tt.options...)
+			sl := testutil.NewSlack(bot, app)
+			t.Cleanup(sl.Close)
+			f.start(t, notify.NewSlack(sl.URL(), bot, app, "C1", []string{"U42"}, nil))
+			if !sl.Wait(10*time.Second, func() bool { ms := sl.Messages(); return len(ms) > 0 && len(ms[0].Buttons) > 0 }) {
+				t.Fatalf("no message with buttons: %+v", sl.Messages())
+			}
+			// A stranger's tap is refused and told so.
+			id, err := sl.Tap("U66", "eve", sl.Messages()[0].Buttons[0][0], "Deploy to prod?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sl.Acked(id, 10*time.Second) {
+				t.Fatal("the envelope was never acknowledged")
+			}
+			if !sl.Wait(10*time.Second, func() bool { return len(sl.Ephemerals()) == 1 }) || !strings.Contains(sl.Ephemerals()[0].Text, "not on the allowlist") {
+				t.Fatalf("ephemerals = %+v", sl.Ephemerals())
+			}
+			if r := f.request(t); r.Status != store.HumanPending {
+				t.Fatalf("a stranger answered: %+v", r)
+			}
+			id, err = tt.act(sl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sl.Acked(id, 10*time.Second) {
+				t.Fatal("the envelope was never acknowledged")
+			}
+			if !sl.Wait(10*time.Second, func() bool { return sl.Messages()[0].Updates > 0 }) {
+				t.Fatal("the message was never updated with the answer")
+			}
+			r := f.request(t)
+			if r.Status != tt.status || r.Response != tt.answer || r.AnsweredVia != "slack" {
+				t.Fatalf("request = %+v", r)
+			}
+			if m := sl.Messages()[0]; len(m.Buttons) != 0 || !strings.Contains(m.Text, "(slack)") {
+				t.Errorf("the answered message = %+v", m)
+			}
+		})
+	}
+}
