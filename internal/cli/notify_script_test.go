@@ -181,3 +181,80 @@ func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: webhook start FILE | webhook wait REGEXP")
 	}
 }
+
+// The fake Slack app's tokens in the scripts.
+const (
+	scriptSlackBot = "xoxb-script-bot-token-1234"
+	scriptSlackApp = "xapp-script-app-token-1234"
+)
+
+// slackHolder is a script's fake Slack, started by slack start.
+type slackHolder struct{ sl *testutil.Slack }
+
+// cmdSlack drives a fake Slack (testutil.Slack):
+//
+//	slack start FILE                   start it; @SLACK_URL@ in FILE becomes its Web API
+//	                                   URL, $SLACK_BOT_TOKEN and $SLACK_APP_TOKEN its tokens
+//	slack wait REGEXP                  wait for an app message matching REGEXP; print it
+//	slack tap USER NAME BUTTON MATCH   tap BUTTON over Socket Mode; wait for the ack
+//	slack reply USER TEXT MATCH        reply TEXT in the message's thread; wait for the ack
+//	slack ephemeral REGEXP             wait for a message to one user matching REGEXP
+func cmdSlack(ts *testscript.TestScript, neg bool, args []string) {
+	h := ts.Value("slack").(*slackHolder)
+	if neg || len(args) == 0 || (args[0] != "start" && h.sl == nil) {
+		ts.Fatalf("usage: slack start FILE first, then slack wait|tap|reply|ephemeral")
+	}
+	const wait = 30 * time.Second
+	acked := func(id string, err error) {
+		if err != nil {
+			ts.Fatalf("slack: %v", err)
+		}
+		if !h.sl.Acked(id, wait) {
+			ts.Fatalf("slack: envelope %s was never acknowledged", id)
+		}
+	}
+	switch {
+	case args[0] == "start" && len(args) == 2:
+		h.sl = testutil.NewSlack(scriptSlackBot, scriptSlackApp)
+		ts.Defer(h.sl.Close)
+		ts.Setenv("SLACK_BOT_TOKEN", scriptSlackBot)
+		ts.Setenv("SLACK_APP_TOKEN", scriptSlackApp)
+		path := ts.MkAbs(args[1])
+		data, err := os.ReadFile(path)
+		ts.Check(err)
+		ts.Check(os.WriteFile(path, []byte(strings.ReplaceAll(string(data), "@SLACK_URL@", h.sl.URL())), 0o644))
+	case args[0] == "wait" && len(args) == 2:
+		re := regexp.MustCompile(args[1])
+		var found string
+		if !h.sl.Wait(wait, func() bool {
+			for _, m := range h.sl.Messages() {
+				if m.FromBot && re.MatchString(m.Text) {
+					found = m.Text
+					return true
+				}
+			}
+			return false
+		}) {
+			ts.Fatalf("no app message matches %q; messages: %+v", args[1], h.sl.Messages())
+		}
+		fmt.Fprintln(ts.Stdout(), found)
+	case args[0] == "tap" && len(args) == 5:
+		acked(h.sl.Tap(args[1], args[2], args[3], args[4]))
+	case args[0] == "reply" && len(args) == 4:
+		acked(h.sl.Reply(args[1], args[2], args[3]))
+	case args[0] == "ephemeral" && len(args) == 2:
+		re := regexp.MustCompile(args[1])
+		if !h.sl.Wait(wait, func() bool {
+			for _, e := range h.sl.Ephemerals() {
+				if re.MatchString(e.Text) {
+					return true
+				}
+			}
+			return false
+		}) {
+			ts.Fatalf("no ephemeral message matches %q: %+v", args[1], h.sl.Ephemerals())
+		}
+	default:
+		ts.Fatalf("slack: bad arguments %q", args)
+	}
+}
