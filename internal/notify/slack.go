@@ -316,3 +316,15 @@ func (s *Slack) onEvent(ctx context.Context, a *Answers, p slackEvent) {
 	req, err := a.Answer(ctx, nonce, store.HumanApproved, strings.TrimSpace(e.Text), e.User)
 	s.settle(ctx, a, e.Channel, e.User, ref, m, req, err)
 }
+
+// Check asks the Web API who the bot is (auth.test), for ralph doctor.
+func (s *Slack) Check(ctx context.Context) (string, error) {
+	var me struct {
+		User string `json:"user"`
+		Team string `json:"team"`
+	}
+	if err := s.call(ctx, s.BotToken, "auth.test", map[string]any{}, &me); err != nil {
+		return "", err
+	}
+	return me.User + " in " + me.Team, nil
+}
