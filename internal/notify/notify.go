@@ -25,6 +25,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/url"
@@ -298,6 +299,8 @@ var ErrUnknownRequest = errors.New("no such request")
 type Answers struct {
 	n       *Notifier
 	channel string
+	// probe, when set, is Test's message: answers to it touch no request.
+	probe *probe
 }
 
 // Answer resolves the request whose message carries nonce with status
@@ -305,6 +308,15 @@ type Answers struct {
 // with ErrAlreadyAnswered, the request as it was answered before; with
 // a *store.AnswerError, a select or text request the answer does not fit.
 func (a *Answers) Answer(ctx context.Context, nonce, status, response, who string) (store.HumanRequest, error) {
+	if p := a.probe; p != nil && nonce == p.nonce {
+		req := store.HumanRequest{Type: p.msg.Request.Type, Prompt: p.msg.Request.Prompt, Status: status, Response: response,
+			AnsweredVia: a.channel, AnsweredBy: who, ResolvedAt: a.n.opt.Now()}
+		select {
+		case p.got <- req:
+		default:
+		}
+		return req, nil
+	}
 	q, err := a.n.st.NotificationByNonce(ctx, a.channel, nonce)
 	if errors.Is(err, store.ErrNoNotification) || (err == nil && q.RequestID == 0) {
 		return store.HumanRequest{}, ErrUnknownRequest
@@ -335,6 +347,9 @@ func (a *Answers) Answer(ctx context.Context, nonce, status, response, who strin
 // Nonce returns the nonce of the message the channel calls ref (the
 // message a reply answers); ok is false for a message that asked nothing.
 func (a *Answers) Nonce(ctx context.Context, ref string) (nonce string, ok bool) {
+	if p := a.probe; p != nil && ref == p.ref {
+		return p.nonce, true
+	}
 	q, err := a.n.st.NotificationByRef(ctx, a.channel, ref)
 	if err != nil || q.RequestID == 0 {
 		return "", false
@@ -344,6 +359,9 @@ func (a *Answers) Nonce(ctx context.Context, ref string) (nonce string, ok bool)
 
 // Message returns the message whose buttons carry nonce, as sent.
 func (a *Answers) Message(ctx context.Context, nonce string) (Message, bool) {
+	if p := a.probe; p != nil && nonce == p.nonce {
+		return p.msg, true
+	}
 	q, err := a.n.st.NotificationByNonce(ctx, a.channel, nonce)
 	if err != nil {
 		return Message{}, false
@@ -411,3 +429,86 @@ func firstLine(s string) string {
 type wantsEvents []string
 
 func (w wantsEvents) Wants(event string) bool { return config.Wants(w, event) }
+
+// probe is the test message a two-way channel's tap answers in Test.
+type probe struct {
+	nonce string
+	msg   Message
+	ref   string
+	got   chan store.HumanRequest
+}
+
+// Test sends a test message through each channel (only the one named
+// only, when set) and, for the two-way ones, waits up to wait for a tap
+// on its Approve button, saying what happened on w. It fails when a
+// channel could not send or no tap came.
+func (n *Notifier) Test(ctx context.Context, only string, wait time.Duration, w io.Writer) error {
+	var failed []string
+	tested := 0
+	for _, ch := range n.opt.Channels {
+		if only != "" && ch.Name() != only {
+			continue
+		}
+		tested++
+		m := Message{Event: "test", Workspace: n.opt.Workspace, URL: n.opt.DashboardURL, Title: "ralph notify test: this channel works."}
+		l, twoWay := ch.(Listener)
+		var p *probe
+		if twoWay {
+			p = &probe{nonce: newNonce(), got: make(chan store.HumanRequest, 1)}
+			m.Request = &Request{Type: "confirmation", Prompt: "ralph notify test: tap Approve to prove the round trip.", Nonce: p.nonce}
+			p.msg = m
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ref, err := ch.Send(sctx, m)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(w, "%s: not sent: %s\n", ch.Name(), n.opt.Scrub.String(plainError(err)))
+			failed = append(failed, ch.Name())
+			continue
+		}
+		fmt.Fprintf(w, "%s: sent\n", ch.Name())
+		if !twoWay {
+			continue
+		}
+		p.ref = ref
+		fmt.Fprintf(w, "%s: waiting up to %s for a tap on Approve…\n", ch.Name(), wait)
+		lctx, lcancel := context.WithTimeout(ctx, wait)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for lctx.Err() == nil {
+				_ = l.Listen(lctx, &Answers{n: n, channel: ch.Name(), probe: p})
+				select {
+				case <-lctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}()
+		select {
+		case req := <-p.got:
+			button := "Approve"
+			if req.Rejected() {
+				button = "Reject"
+			}
+			fmt.Fprintf(w, "%s: %s tapped by %s: the round trip works\n", ch.Name(), button, req.AnsweredBy)
+			if up, ok := ch.(Updater); ok {
+				// The listener's own edit may be cut short as it stops.
+				uctx, ucancel := context.WithTimeout(ctx, 15*time.Second)
+				_ = up.Update(uctx, ref, m, req)
+				ucancel()
+			}
+		case <-lctx.Done():
+			fmt.Fprintf(w, "%s: no tap within %s\n", ch.Name(), wait)
+			failed = append(failed, ch.Name())
+		}
+		lcancel()
+		<-done
+	}
+	if tested == 0 {
+		return fmt.Errorf("no [notify] channel named %q is configured", only)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("notify test failed for %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
