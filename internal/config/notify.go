@@ -34,13 +34,14 @@ const (
 	EventHuman    = "human"    // a human request waits
 	EventEnd      = "end"      // a run ended
 	EventStall    = "stall"    // a stall was detected
+	EventGates    = "gates"    // the gates failed twice or more in a row
 	EventCost     = "cost"     // the task reached 50, 80 or 100% of max_cost
 	EventFallback = "fallback" // the agent fell back to the next backend
 	EventTamper   = "tamper"   // the guard held or undid an agent's change
 )
 
 // Events are every event's name, in the order messages list them.
-var Events = []string{EventHuman, EventEnd, EventStall, EventCost, EventFallback, EventTamper}
+var Events = []string{EventHuman, EventEnd, EventStall, EventGates, EventCost, EventFallback, EventTamper}
 
 // Telegram is [notify.telegram]: a bot that posts to one chat and takes
 // answers from the users on its allowlist.

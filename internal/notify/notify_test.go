@@ -399,10 +399,12 @@ func TestEventsAndCost(t *testing.T) {
 	waitTitles(t, c, 1)
 	spend(2, 0.3)
 	waitTitles(t, c, 2)
+	harness("gates-failed", "gates failed (tests); feedback.md says how to fix them (1 of 5 attempts)", 2)
+	harness("gates-failed", "gates failed (tests); feedback.md says how to fix them (2 of 5 attempts)", 2)
 	harness("fallback", "claude ran out; iteration 3 runs on codex", 2)
-	waitTitles(t, c, 3)
-	spend(3, 0.2)
 	waitTitles(t, c, 4)
+	spend(3, 0.2)
+	waitTitles(t, c, 5)
 	harness("stall", "the agent stalled twice in task 3 (repeat)", 3)
 	if err := f.st.EndTask(ctx, task, store.TaskDone, "stalled", "the agent stalled twice in task 3 (repeat)"); err != nil {
 		t.Fatal(err)
@@ -412,6 +414,7 @@ func TestEventsAndCost(t *testing.T) {
 	want := []string{
 		"Cost at 50% of max_cost: $0.60 of $1.00",
 		"Cost at 80% of max_cost: $0.90 of $1.00",
+		"Gate failures: 2 in a row: gates failed (tests); feedback.md says how to fix them (2 of 5 attempts)",
 		"Agent fallback: claude ran out; iteration 3 runs on codex",
 		"Cost at 100% of max_cost: $1.10 of $1.00",
 		"Stall: the agent stalled twice in task 3 (repeat)",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,24 @@ import (
 var eventKinds = map[string]string{
 	"end":            config.EventEnd,
 	"stall":          config.EventStall,
+	"gates-failed":   config.EventGates,
 	"fallback":       config.EventFallback,
 	store.KindTamper: config.EventTamper,
+}
+
+// gateStreakText finds the streak in a gates-failed event's text:
+// "… (2 of 5 attempts)".
+var gateStreakText = regexp.MustCompile(`\((\d+) of \d+ attempts\)`)
+
+// gateStreak is the number of gate failures in a row a gates-failed
+// event reports, 0 when it says none.
+func gateStreak(text string) int {
+	m := gateStreakText.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	k, _ := strconv.Atoi(m[1])
+	return k
 }
 
 // costSteps are the shares of max_cost that send a message.
@@ -92,6 +109,9 @@ func (n *Notifier) scanEvents(ctx context.Context) error {
 		return err
 	}
 	for _, e := range evs {
+		if e.Kind == "gates-failed" && gateStreak(e.Text) < 2 {
+			continue // one failure is the loop at work; a streak is news
+		}
 		m := n.eventMessage(ctx, e)
 		key := "event:" + strconv.FormatInt(e.ID, 10)
 		for _, ch := range n.wants(m.Event) {
@@ -125,6 +145,8 @@ func (n *Notifier) eventMessage(ctx context.Context, e store.Event) Message {
 		m.Title = fmt.Sprintf("Run ended: %s (exit %d) after %s, $%.2f", m.Reason, m.ExitCode, plural(m.Iterations, "iteration"), m.CostUSD)
 	case config.EventStall:
 		m.Title = "Stall: " + firstLine(m.Text)
+	case config.EventGates:
+		m.Title = fmt.Sprintf("Gate failures: %d in a row: %s", gateStreak(e.Text), firstLine(m.Text))
 	case config.EventFallback:
 		m.Title = "Agent fallback: " + firstLine(m.Text)
 	case config.EventTamper:
