@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/config"
 )
@@ -28,7 +29,7 @@ func NewNtfy(server, topic, token string, events []string) *Ntfy {
 	if server == "" {
 		server = "https://ntfy.sh"
 	}
-	return &Ntfy{wantsEvents: events, URL: strings.TrimSuffix(server, "/"), Topic: topic, Token: token, Client: &http.Client{}}
+	return &Ntfy{wantsEvents: events, URL: strings.TrimSuffix(server, "/"), Topic: topic, Token: token, Client: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // Name is "ntfy".

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -43,7 +44,7 @@ func NewSlack(baseURL, botToken, appToken, channel string, allow, events []strin
 		baseURL = "https://slack.com/api"
 	}
 	return &Slack{wantsEvents: events, BaseURL: strings.TrimSuffix(baseURL, "/"), BotToken: botToken, AppToken: appToken,
-		Channel: channel, Allow: allow, Client: &http.Client{}}
+		Channel: channel, Allow: allow, Client: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // Name is "slack".
@@ -202,6 +203,28 @@ func (s *Slack) Listen(ctx context.Context, a *Answers) error {
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(1 << 20)
+	// A connection that died without a word answers no ping: close it,
+	// and the read below fails and the notifier reconnects.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		t := time.NewTicker(30 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				err := conn.Ping(pctx)
+				cancel()
+				if err != nil {
+					conn.CloseNow()
+					return
+				}
+			}
+		}
+	}()
 	for {
 		_, data, err := conn.Read(ctx)
 		if err != nil {

@@ -47,7 +47,9 @@ func NewTelegram(baseURL, token string, chatID int64, allow []int64, events []st
 		baseURL = "https://api.telegram.org"
 	}
 	return &Telegram{wantsEvents: events, BaseURL: strings.TrimSuffix(baseURL, "/"), Token: token, ChatID: chatID, Allow: allow,
-		LongPoll: 25 * time.Second, Client: &http.Client{}}
+		// A long poll that outlives its timeout by this much is a dead
+		// connection, not a slow answer.
+		LongPoll: 25 * time.Second, Client: &http.Client{Timeout: 90 * time.Second}}
 }
 
 // Name is "telegram".

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // SignatureHeader carries a webhook body's HMAC-SHA256 under the shared
@@ -26,7 +27,7 @@ type Webhook struct {
 
 // NewWebhook returns the channel; events empty means all.
 func NewWebhook(url string, secret []byte, events []string) *Webhook {
-	return &Webhook{wantsEvents: events, URL: url, Secret: secret, Client: &http.Client{}}
+	return &Webhook{wantsEvents: events, URL: url, Secret: secret, Client: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // Name is "webhook".
