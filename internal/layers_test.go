@@ -20,7 +20,7 @@ const module = "github.com/ralph-harness/ralph/"
 // internal/agent/ other than the registry is an agent backend.
 var layers = map[string]int{
 	"cmd/ralph": 0, "internal/cli": 1,
-	"internal/session": 2, "internal/progress": 2, "internal/status": 2, "internal/approval": 2,
+	"internal/session": 2, "internal/progress": 2, "internal/status": 2, "internal/approval": 2, "internal/notify": 2,
 	"internal/planreport": 2, "internal/doctor": 2, "internal/serve": 2, "internal/temporalclient": 2,
 	"internal/agent/registry": 2,
 	"internal/engine":         3, "internal/spec": 3, "internal/temporalrun": 3,

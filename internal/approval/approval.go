@@ -98,7 +98,7 @@ func Answer(ctx context.Context, g *Globals, arg, status, response string) error
 		}
 		return failure.New(failure.Usage, fmt.Errorf("request %d asks for text: approve it with --response TEXT", id))
 	}
-	done, err := st.ResolveHuman(ctx, id, status, response)
+	done, err := st.ResolveHumanAs(ctx, id, status, response, store.Answerer{Via: "cli"})
 	var np *store.NotPendingError
 	switch {
 	case errors.Is(err, store.ErrNoHumanRequest):

@@ -143,6 +143,7 @@ Start with:
 		newSpecsCommand(g),
 		newServeCommand(g),
 		newDoctorCommand(g),
+		newNotifyCommand(g),
 	)
 	addTemporal(g, root)
 	root.Version = version()

@@ -318,6 +318,7 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 	opt.Reporter = rep
 	// Warnings logged during the run show as its own progress lines.
 	defer g.ShowNotices(rep.Notice)()
+	defer session.StartNotifier(ctx, g, ws, st, cfg.Notify, opt.Limits.MaxCost)()
 	eng := engine.New(ws, st, opt)
 	if note != "" {
 		rep.Report(engine.Progress{Stage: engine.StageNote, At: time.Now(), Message: note})

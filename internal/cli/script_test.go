@@ -31,8 +31,14 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"waitfor":  cmdWaitFor,
+			"telegram": cmdTelegram,
+			"webhook":  cmdWebhook,
+			"slack":    cmdSlack,
 		},
 		Setup: func(env *testscript.Env) error {
+			env.Values["telegram"] = &telegramHolder{}
+			env.Values["webhook"] = &webhookHolder{}
+			env.Values["slack"] = &slackHolder{}
 			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@ralph.invalid")
 			env.Setenv("GIT_COMMITTER_NAME", "ralph test")

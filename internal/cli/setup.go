@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/registry"
@@ -15,7 +14,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/recipe"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -96,15 +94,6 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
 	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: gate.TouchedBy(st)})
-	if len(cfg.Notify) > 0 {
-		argv := cfg.Notify
-		opt.Notify = func(ctx context.Context, msg string) {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if _, err := proc.Run(ctx, proc.Spec{Argv: append(append([]string(nil), argv...), msg), Dir: ws.Root}); err != nil {
-				g.Logger.Warn("notify", "err", err)
-			}
-		}
-	}
+	opt.Notify = session.NotifyCommand(g, ws.Root, cfg.Notify.Command)
 	return opt, nil
 }

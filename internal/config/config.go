@@ -48,9 +48,11 @@ type Config struct {
 	Agents map[string]Backend `toml:"agents"`
 	// Task configures how a message becomes task.md: [task].
 	Task TaskParser `toml:"task"`
-	// Notify runs a command (argv, never a shell string) when a human
-	// is needed or a run stalls; the message is its last argument.
-	Notify []string `toml:"notify"`
+	// Notify is where people are told what happens: notify = [argv…]
+	// (a command run when a human is needed or a run stalls, the message
+	// its last argument), or a [notify] table with that command and the
+	// channels [notify.telegram], [notify.ntfy], [notify.webhook].
+	Notify Notify `toml:"-"`
 
 	// Specs configures the spec pipeline (ralph specs run): [specs].
 	Specs Specs `toml:"specs"`
@@ -274,6 +276,9 @@ func Load(root string) (Config, error) {
 	if err := decodeGates(md, f.Gates, &cfg); err != nil {
 		return cfg, err
 	}
+	if err := decodeNotify(md, f.Notify, &cfg); err != nil {
+		return cfg, err
+	}
 	if keys := md.Undecoded(); len(keys) > 0 {
 		k := keys[0].String()
 		if strings.HasPrefix(k, "gates.") && !strings.HasPrefix(k, "gates.build") {
@@ -294,7 +299,8 @@ var shellGate = regexp.MustCompile(`line (\d+) \(last key "gates\.run"\): incomp
 // holding only build (a [gates.build] with no [[gates]] before it).
 type file struct {
 	Config
-	Gates toml.Primitive `toml:"gates"`
+	Gates  toml.Primitive `toml:"gates"`
+	Notify toml.Primitive `toml:"notify"`
 }
 
 // gateEntry is one [[gates]] table, with the [gates.build] that TOML
@@ -397,6 +403,9 @@ func (c Config) validate() error {
 		Int("[stall] repeat", st.Repeat), Int("[stall] no_progress", st.NoProgress), Int("[stall] repeated_errors", st.RepeatedErrors),
 	); err != nil {
 		return fmt.Errorf("%s: %w", FileName, err)
+	}
+	if err := c.Notify.validate(); err != nil {
+		return err
 	}
 	return c.Specs.validate()
 }

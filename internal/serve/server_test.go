@@ -694,11 +694,16 @@ func TestOtherPages(t *testing.T) {
 	_ = f.ws.Write(workspace.Feedback, "fix the tests")
 	_ = f.st.PutSpec(ctx, store.SpecRecord{ID: "area/0001-login.md", State: "implementing", ImplAttempts: 2, LastResult: "gates failed"})
 	r := f.request(store.HumanRequest{Type: store.HumanSelect, Prompt: "Which region?", Options: []string{"eu", "us"}})
+	// An answer from a notification channel shows who gave it, and how.
+	tapped := f.request(store.HumanRequest{Type: store.HumanConfirmation, Prompt: "Deploy to prod?", StepKey: "tapped"})
+	if _, err := f.st.ResolveHumanAs(ctx, tapped.ID, store.HumanApproved, "", store.Answerer{Via: "telegram", By: "@ann"}); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]string{
 		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed", `<tr class="g-skip"><td>plan-diff</td><td><span class="badge">skip</span></td><td>no plan to compare</td>`},
 		"/plan":             {"&lt;Plan&gt;", "name=&#34;deploy&#34;", "Write it", "FAIL", "fix the tests"},
 		"/specs":            {"area/0001-login.md", "implementing", "gates failed"},
-		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID)},
+		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID), "<small>by @ann via telegram</small>"},
 		"/api/specs":        {`"spec": "area/0001-login.md"`, `"state": "implementing"`},
 		"/api/pending":      {`"prompt": "Which region?"`},
 		"/api/status":       {`"message": "add a login page"`},
