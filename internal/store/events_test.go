@@ -103,3 +103,23 @@ func BenchmarkEventSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/search")
 }
+
+// BenchmarkAddEvent appends events one transaction each, as a run records
+// its agent's stream.
+func BenchmarkAddEvent(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "ralph.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.CreateTask(ctx, 1, "bench", "fresh", "script")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.AddEvent(ctx, Event{TaskID: id, Iteration: 1, Kind: "tool_call", Tool: "Write", Text: "write a file", Data: `{"path":"a.go"}`}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
