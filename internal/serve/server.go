@@ -4,8 +4,8 @@
 //
 // It reads the store another process writes and makes only the writes
 // ralph approve, reject, stop and snapshot rollback make. Live updates
-// reach the browser by Server-Sent Events, fed by polling SQLite's
-// data_version. Templates, the stylesheet and the small script are
+// reach the browser by Server-Sent Events, woken by the writer's writes
+// to the store's WAL (fsnotify) and confirmed by SQLite's data_version. Templates, the stylesheet and the small script are
 // embedded; there is no build step.
 //
 // Security: every request to a non-loopback address needs the access
@@ -77,7 +77,9 @@ type Options struct {
 	RemotePoll time.Duration
 	// Secrets are values never to show (see secrets.Values).
 	Secrets []string
-	// Poll is how often the store is checked for changes; 0 means 100ms.
+	// Poll is how often the store is checked for changes the file watch
+	// did not report; 0 means 100ms, and at least 1s while the watch
+	// works.
 	Poll time.Duration
 	// Logger receives the server's diagnostics.
 	Logger *slog.Logger

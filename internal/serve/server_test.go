@@ -57,6 +57,8 @@ type fixtureOpt struct {
 	temporal Remote
 	secrets  []string
 	noEvents bool
+	// poll is Options.Poll; 0 means 20ms.
+	poll time.Duration
 }
 
 func newFixture(t *testing.T, o fixtureOpt) *fixture {
@@ -101,7 +103,10 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 			{TaskID: f.task, Iteration: 2, Gate: "plan-diff", Status: "skip", Message: "no plan to compare"},
 		})
 	}
-	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond,
+	if o.poll == 0 {
+		o.poll = 20 * time.Millisecond
+	}
+	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: o.poll,
 		Remote: o.temporal, RemotePoll: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -605,6 +610,22 @@ func TestStreamResumesAfterLastEventIDAndFollowsOtherProcesses(t *testing.T) {
 	}
 	if code, _, _ := f.do("GET", "/api/events/stream?after=x", ""); code != 400 {
 		t.Errorf("stream after=x = %d, want 400", code)
+	}
+}
+
+// A commit by another process reaches the open streams when it is
+// written, not at the next poll of the store: here the poll is an hour.
+func TestStreamWakesOnCommitWithoutPolling(t *testing.T) {
+	f := newFixture(t, fixtureOpt{poll: time.Hour})
+	go func() {
+		for _, text := range []string{"first", "second"} {
+			time.Sleep(300 * time.Millisecond)
+			f.event(store.Event{Kind: "text", Text: text})
+		}
+	}()
+	msgs := readStream(t, f, "3", 2, "")
+	if !strings.Contains(msgs[0], `"text":"first"`) || !strings.Contains(msgs[1], `"text":"second"`) {
+		t.Errorf("stream = %q", msgs)
 	}
 }
 

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // hub tells the event streams that the store changed.
@@ -56,19 +60,37 @@ func (h *hub) publish(st liveState) {
 	h.ch = make(chan struct{})
 }
 
-// Watch polls the store for changes another process commits (SQLite's
-// data_version), the workspace lock for a run starting or ending, and
-// wakes the event streams; it returns when ctx ends. It copes with a
-// database that does not exist yet or is busy.
+// Watch wakes the event streams when another process commits to the
+// store (SQLite's data_version changes) or a run starts or ends (the
+// workspace lock); it returns when ctx ends. It copes with a database
+// that does not exist yet or is busy.
+//
+// It learns of a commit from the file system: the writer's writes to the
+// database's WAL (and to the lock file) wake it at once, and a check
+// then asks SQLite whether a transaction committed. A wake can come
+// before the commit is visible (the WAL is written before SQLite's
+// shared index says the transaction is there), so a wake that finds no
+// change checks again settleDelay later. The store is also checked every
+// Options.Poll, or at least every second while the file watch works, for
+// what the file system does not report.
 func (s *Server) Watch(ctx context.Context) {
 	if s.opt.Remote != nil {
 		s.watchRemote(ctx)
 		return
 	}
+	fw := newFileWake(s.ws.Path(workspace.Database))
+	defer fw.close()
 	var lastVersion int64 = -1
 	lastPID := -1
-	t := time.NewTicker(s.opt.Poll)
+	poll := s.opt.Poll
+	if fw.ok() {
+		poll = max(poll, time.Second)
+	}
+	t := time.NewTicker(poll)
 	defer t.Stop()
+	settle := time.NewTimer(0)
+	<-settle.C
+	defer settle.Stop()
 	for {
 		pid := s.ws.HolderPID()
 		changed := pid != lastPID
@@ -85,7 +107,94 @@ func (s *Server) Watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if !fw.ok() {
+				fw.retry()
+			}
+		case <-fw.wake:
+			if !changed {
+				settle.Reset(settleDelay)
+			}
+		case <-settle.C:
 		}
+	}
+}
+
+// settleDelay is how long after a file change that showed no commit the
+// store is checked again.
+const settleDelay = 5 * time.Millisecond
+
+// fileWake reports writes to the store's files (the database, its WAL)
+// and the workspace lock, through one buffered channel: many writes
+// between two looks are one wake.
+type fileWake struct {
+	dir   string
+	names map[string]bool
+	w     *fsnotify.Watcher
+	wake  chan struct{}
+	done  chan struct{}
+}
+
+// newFileWake watches the directory of the database at db. Without
+// inotify (or a directory to watch yet) it reports nothing and ok is
+// false; retry tries again.
+func newFileWake(db string) *fileWake {
+	base := filepath.Base(db)
+	fw := &fileWake{
+		dir:   filepath.Dir(db),
+		names: map[string]bool{base: true, base + "-wal": true, workspace.LockFile: true},
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	fw.retry()
+	return fw
+}
+
+func (fw *fileWake) ok() bool { return fw.w != nil }
+
+// retry starts the watch when it is not running.
+func (fw *fileWake) retry() {
+	if fw.w != nil {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return
+	}
+	if err := w.Add(fw.dir); err != nil {
+		w.Close()
+		return
+	}
+	fw.w = w
+	go fw.run(w)
+}
+
+func (fw *fileWake) run(w *fsnotify.Watcher) {
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if fw.names[filepath.Base(ev.Name)] {
+				select {
+				case fw.wake <- struct{}{}:
+				default:
+				}
+			}
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+		case <-fw.done:
+			return
+		}
+	}
+}
+
+func (fw *fileWake) close() {
+	close(fw.done)
+	if fw.w != nil {
+		fw.w.Close()
 	}
 }
 
