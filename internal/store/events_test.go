@@ -123,3 +123,32 @@ func BenchmarkAddEvent(b *testing.B) {
 		}
 	}
 }
+
+// The tamper count that ralph status, the dashboard and every task's end
+// show reads the task's tamper events through an index, not the task's
+// whole stream.
+func TestCountEventsUsesAnIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.DB().QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT COUNT(*) FROM events WHERE task_id = ? AND kind = ?`, 1, KindTamper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "events_task_kind") {
+		t.Errorf("query plan = %q, want a search of events_task_kind", plan)
+	}
+}
