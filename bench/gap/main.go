@@ -79,7 +79,8 @@ func main() {
 		fail(err.Error())
 	}
 	if *other != "" {
-		if b.other, err = filepath.Abs(*other); err != nil {
+		// A project of its own: the two may not share a store's schema.
+		if b.vs, err = newBench(*other, filepath.Join(*work, "vs"), *files); err != nil {
 			fail(err.Error())
 		}
 	}
@@ -158,7 +159,7 @@ func appendLine(path, line string) {
 
 type bench struct {
 	ralph, self, dir, session, completing string
-	other                                 string // -vs
+	vs                                    *bench // -vs
 	files                                 int
 }
 
@@ -258,13 +259,9 @@ func run(dir string, stdin []byte, argv ...string) error {
 // runRalph runs one `ralph run` and returns the stand-in's log lines and
 // the run's wall time. gitLog, when set, routes git through the wrapper.
 func (b *bench) runRalph(iterations int, session, gitLog string) ([][2]int64, time.Duration, error) {
-	return b.runBinary(b.ralph, iterations, session, gitLog)
-}
-
-func (b *bench) runBinary(ralph string, iterations int, session, gitLog string) ([][2]int64, time.Duration, error) {
 	log := filepath.Join(filepath.Dir(b.session), "standin.log")
 	os.Remove(log)
-	cmd := exec.Command(ralph, "run", "--agent", "claude", "--max-iterations", strconv.Itoa(iterations), "measure the gap")
+	cmd := exec.Command(b.ralph, "run", "--agent", "claude", "--max-iterations", strconv.Itoa(iterations), "measure the gap")
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), envLog+"="+log, envSession+"="+session)
 	if gitLog != "" {
@@ -372,8 +369,8 @@ func (b *bench) gap(iterations, rounds int) error {
 			return fmt.Errorf("ralph ran the stand-in %d times, not %d", len(spans), iterations)
 		}
 		ralphGaps = append(ralphGaps, gaps(spans)...)
-		if b.other != "" {
-			if spans, _, err = b.runBinary(b.other, iterations, b.session, ""); err != nil {
+		if b.vs != nil {
+			if spans, _, err = b.vs.runRalph(iterations, b.vs.session, ""); err != nil {
 				return err
 			}
 			otherGaps = append(otherGaps, gaps(spans)...)
@@ -391,8 +388,8 @@ func (b *bench) gap(iterations, rounds int) error {
 	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, loadavg())
 	r, f := median(ralphGaps), median(floorGaps)
 	fmt.Printf("  ralph %.2f ms   floor (plain loop, same stand-in) %.2f ms   ralph - floor %.2f ms\n", r, f, r-f)
-	if b.other != "" {
-		fmt.Printf("  -vs %s: %.2f ms\n", b.other, median(otherGaps))
+	if b.vs != nil {
+		fmt.Printf("  -vs %s: %.2f ms\n", b.vs.ralph, median(otherGaps))
 	}
 	return b.composition(iterations, median(supGaps)-f)
 }
