@@ -96,11 +96,14 @@ type Server struct {
 	changes changeCache
 	// replays holds a slot for each stream reading a page of backlog.
 	replays chan struct{}
-	cop     *http.CrossOriginProtection
-	log     *slog.Logger
-	mu      sync.Mutex
-	st      *store.Store
-	closed  bool
+	// tail is the newest events as the last stream to read them found
+	// them, for the others woken by the same commit.
+	tail   tailCache
+	cop    *http.CrossOriginProtection
+	log    *slog.Logger
+	mu     sync.Mutex
+	st     *store.Store
+	closed bool
 	// lastRuns is the remote's runs as last published, as JSON.
 	lastRuns string
 }
@@ -163,6 +166,7 @@ func New(opt Options) (*Server, error) {
 		cop:     http.NewCrossOriginProtection(),
 		log:     opt.Logger.With("component", "serve"),
 	}
+	s.tail.render = s.writeEventMessage
 	return s, nil
 }
 

@@ -629,6 +629,77 @@ func TestStreamWakesOnCommitWithoutPolling(t *testing.T) {
 	}
 }
 
+// Streams woken by the same commits share one read of the store: each
+// still gets every event once, in order, in its own format.
+func TestStreamsWokenTogetherEachGetEveryEvent(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	const clients = 6
+	type result struct {
+		msgs []string
+		err  error
+	}
+	results := make(chan result, clients)
+	for i := range clients {
+		query := ""
+		if i%2 == 1 {
+			query = "html=1"
+		}
+		go func() {
+			msgs, err := streamMessages(f.http.URL+"/api/events/stream?"+query, "3", 4)
+			results <- result{msgs, err}
+		}()
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		for i := range 4 {
+			f.event(store.Event{Kind: "text", Text: "together " + jsonNum(int64(i))})
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for range clients {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		for i, m := range r.msgs {
+			if !strings.HasPrefix(m, "id: "+jsonNum(int64(4+i))+"\n") || !strings.Contains(m, "together "+jsonNum(int64(i))) {
+				t.Errorf("message %d = %q", i, m)
+			}
+		}
+	}
+}
+
+// streamMessages reads n event messages from the stream at url, after the
+// event lastID.
+func streamMessages(url, lastID string, n int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Last-Event-ID", lastID)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur strings.Builder
+	for sc.Scan() {
+		if line := sc.Text(); line != "" {
+			cur.WriteString(line + "\n")
+			continue
+		}
+		if strings.Contains(cur.String(), "event: event\n") {
+			if out = append(out, cur.String()); len(out) == n {
+				return out, nil
+			}
+		}
+		cur.Reset()
+	}
+	return out, errors.New("stream ended after " + jsonNum(int64(len(out))) + " events")
+}
+
 func TestEventsPaginationAndFilters(t *testing.T) {
 	f := newFixture(t, fixtureOpt{noEvents: true})
 	ctx := context.Background()

@@ -286,7 +286,7 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 		// A remote run's events stay on its worker: the stream carries
 		// only the state messages.
 		if st, err := s.store(ctx); err == nil && s.opt.Remote == nil {
-			if !s.replay(ctx, st, &buf, &after, withHTML, send) {
+			if !s.replay(ctx, st, state.Version, &buf, &after, withHTML, send) {
 				return
 			}
 		}
@@ -332,20 +332,23 @@ const (
 // page takes one of maxReplays slots, released before anything is sent,
 // so a client that stops reading holds one page and buf, and no slot. It
 // reports false when the client is gone.
-func (s *Server) replay(ctx context.Context, st *store.Store, buf *bytes.Buffer, after *int64, withHTML bool, send func() bool) bool {
+func (s *Server) replay(ctx context.Context, st *store.Store, version int64, buf *bytes.Buffer, after *int64, withHTML bool, send func() bool) bool {
+	// The streams a commit wakes all ask for the same few events: the
+	// first reads and renders them, the others take its copy.
+	msg, last, evs, err := s.tail.read(version, *after, withHTML, func() ([]store.Event, error) {
+		return s.readPage(ctx, st, *after)
+	})
 	for {
-		select {
-		case s.replays <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		evs, err := st.EventsAfter(ctx, 0, *after, streamPage)
-		<-s.replays
 		if err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Warn("stream events", "err", err)
 			}
 			return ctx.Err() == nil
+		}
+		if msg != nil {
+			buf.Write(msg)
+			*after = last
+			return true
 		}
 		for _, e := range evs {
 			s.writeEventMessage(buf, e, withHTML)
@@ -360,7 +363,64 @@ func (s *Server) replay(ctx context.Context, st *store.Store, buf *bytes.Buffer,
 		if !send() {
 			return false
 		}
+		evs, err = s.readPage(ctx, st, *after)
 	}
+}
+
+// readPage reads the page of events after event after, in one of the
+// maxReplays slots.
+func (s *Server) readPage(ctx context.Context, st *store.Store, after int64) ([]store.Event, error) {
+	select {
+	case s.replays <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.replays }()
+	return st.EventsAfter(ctx, 0, after, streamPage)
+}
+
+// tailCache holds the last short read of the newest events, rendered, for
+// the streams that wake at the same state version after the same event.
+// Events are only ever appended, so what followed an event at a version
+// still follows it; a stream at a later version reads again.
+type tailCache struct {
+	mu      sync.Mutex // held while reading: one read for the woken streams
+	set     bool
+	version int64
+	after   int64
+	last    int64
+	msgs    [2][]byte // the messages, without and with HTML
+	render  func(*bytes.Buffer, store.Event, bool)
+}
+
+// read returns the messages for a stream at version after event after, and
+// the id of the last, from the cache or from load. When load returns a
+// full page (a backlog, which is not cached) read returns its events
+// instead, msg nil.
+func (c *tailCache) read(version, after int64, withHTML bool, load func() ([]store.Event, error)) (msg []byte, last int64, evs []store.Event, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0
+	if withHTML {
+		i = 1
+	}
+	if c.set && c.version == version && c.after == after {
+		return c.msgs[i], c.last, nil, nil
+	}
+	evs, err = load()
+	if err != nil || len(evs) >= streamPage {
+		return nil, 0, evs, err
+	}
+	var msgs [2]bytes.Buffer
+	last = after
+	for _, e := range evs {
+		c.render(&msgs[0], e, false)
+		c.render(&msgs[1], e, true)
+		last = e.ID
+	}
+	c.set, c.version, c.after, c.last = true, version, after, last
+	c.msgs = [2][]byte{msgs[0].Bytes(), msgs[1].Bytes()}
+	return c.msgs[i], last, nil, nil
 }
 
 // streamEvent is an event as the stream sends it.
