@@ -23,7 +23,7 @@ fi
 printf '%s\n' "$out" | awk -v lb="$before" -v la="$(load)" '
 	function metric(unit,   i) { for (i = 3; i < NF; i++) if ($(i+1) == unit) return $i; return "?" }
 	/^BenchmarkSSELatencyClients/ {
-		printf "event commit to dashboard, %s clients, 40 events (load average %s before, %s after):\n", metric("clients"), lb, la
+		printf "event commit to dashboard, %d clients, 40 events (load average %s before, %s after):\n", metric("clients"), lb, la
 		printf "  p50 %s ms   p95 %s ms\n", metric("p50-ms"), metric("p95-ms")
 		found = 1
 	}

@@ -7,7 +7,8 @@
 // It makes (once, under -work) a workspace whose store holds one task of
 // -events events over -events/50 iterations, written in one transaction,
 // then runs the three commands in turn -rounds times and prints each one's
-// median wall time, and the load average.
+// median wall and CPU time (user and system; steadier than wall time on a
+// loaded machine), and the load average.
 package main
 
 import (
@@ -34,6 +35,10 @@ func main() {
 	if *ralph == "" {
 		fail("-ralph is required")
 	}
+	bin, err := filepath.Abs(*ralph)
+	if err != nil {
+		fail(err.Error())
+	}
 	dir := filepath.Join(*work, fmt.Sprintf("events-%d", *events))
 	if _, err := os.Stat(filepath.Join(dir, ".ralph", "ralph.db")); err != nil {
 		if err := makeStore(dir, *events); err != nil {
@@ -42,10 +47,11 @@ func main() {
 	}
 	cmds := [][]string{{"version"}, {"status"}, {"log", "-n", "50"}}
 	times := make([][]float64, len(cmds))
+	cpu := make([][]float64, len(cmds))
 	before := loadavg()
 	for range *rounds {
 		for i, args := range cmds {
-			cmd := exec.Command(*ralph, args...)
+			cmd := exec.Command(bin, args...)
 			cmd.Dir = dir
 			t0 := time.Now()
 			out, err := cmd.CombinedOutput()
@@ -53,11 +59,13 @@ func main() {
 				fail(fmt.Sprintf("ralph %s: %v\n%s", strings.Join(args, " "), err, out))
 			}
 			times[i] = append(times[i], float64(time.Since(t0).Microseconds())/1000)
+			used := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			cpu[i] = append(cpu[i], float64(used.Microseconds())/1000)
 		}
 	}
 	fmt.Printf("a store of %d events, median of %d runs each (load average %s before, %s after):\n", *events, *rounds, before, loadavg())
 	for i, args := range cmds {
-		fmt.Printf("  ralph %-10s %7.1f ms\n", strings.Join(args, " "), median(times[i]))
+		fmt.Printf("  ralph %-10s %7.1f ms wall, %5.1f ms cpu\n", strings.Join(args, " "), median(times[i]), median(cpu[i]))
 	}
 }
 
