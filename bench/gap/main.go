@@ -312,6 +312,16 @@ func (b *bench) floor(n int, supervised bool) ([][2]int64, error) {
 	return readSpans(log)
 }
 
+// childCPU is the user and system time of every child process this one
+// has waited for, and of theirs.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func readSpans(path string) ([][2]int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -360,8 +370,11 @@ func loadavg() string {
 func (b *bench) gap(iterations, rounds int) error {
 	before := loadavg()
 	var ralphGaps, otherGaps, floorGaps, supGaps []float64
+	var ralphCPU, otherCPU, floorCPU time.Duration
 	for range rounds {
+		c0 := childCPU()
 		spans, _, err := b.runRalph(iterations, b.session, "")
+		ralphCPU += childCPU() - c0
 		if err != nil {
 			return err
 		}
@@ -370,15 +383,19 @@ func (b *bench) gap(iterations, rounds int) error {
 		}
 		ralphGaps = append(ralphGaps, gaps(spans)...)
 		if b.vs != nil {
+			c0 := childCPU()
 			if spans, _, err = b.vs.runRalph(iterations, b.vs.session, ""); err != nil {
 				return err
 			}
+			otherCPU += childCPU() - c0
 			otherGaps = append(otherGaps, gaps(spans)...)
 		}
+		c0 = childCPU()
 		spans, err = b.floor(iterations, false)
 		if err != nil {
 			return err
 		}
+		floorCPU += childCPU() - c0
 		floorGaps = append(floorGaps, gaps(spans)...)
 		if spans, err = b.floor(iterations, true); err != nil {
 			return err
@@ -391,6 +408,14 @@ func (b *bench) gap(iterations, rounds int) error {
 	if b.vs != nil {
 		fmt.Printf("  -vs %s: %.2f ms\n", b.vs.ralph, median(otherGaps))
 	}
+	// CPU time (user and system, every process included) holds steadier
+	// than wall time when the machine is loaded.
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(rounds*iterations) }
+	fmt.Printf("  CPU per iteration, the stand-in and every process ralph starts included: ralph %.2f ms   floor %.2f ms", per(ralphCPU), per(floorCPU))
+	if b.vs != nil {
+		fmt.Printf("   -vs %.2f ms", per(otherCPU))
+	}
+	fmt.Println()
 	return b.composition(iterations, median(supGaps)-f)
 }
 
