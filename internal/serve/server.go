@@ -4,8 +4,8 @@
 //
 // It reads the store another process writes and makes only the writes
 // ralph approve, reject, stop and snapshot rollback make. Live updates
-// reach the browser by Server-Sent Events, fed by polling SQLite's
-// data_version. Templates, the stylesheet and the small script are
+// reach the browser by Server-Sent Events, woken by the writer's writes
+// to the store's WAL (fsnotify) and confirmed by SQLite's data_version. Templates, the stylesheet and the small script are
 // embedded; there is no build step.
 //
 // Security: every request to a non-loopback address needs the access
@@ -77,7 +77,9 @@ type Options struct {
 	RemotePoll time.Duration
 	// Secrets are values never to show (see secrets.Values).
 	Secrets []string
-	// Poll is how often the store is checked for changes; 0 means 100ms.
+	// Poll is how often the store is checked for changes the file watch
+	// did not report; 0 means 100ms, and at least 1s while the watch
+	// works.
 	Poll time.Duration
 	// Logger receives the server's diagnostics.
 	Logger *slog.Logger
@@ -94,11 +96,14 @@ type Server struct {
 	changes changeCache
 	// replays holds a slot for each stream reading a page of backlog.
 	replays chan struct{}
-	cop     *http.CrossOriginProtection
-	log     *slog.Logger
-	mu      sync.Mutex
-	st      *store.Store
-	closed  bool
+	// tail is the newest events as the last stream to read them found
+	// them, for the others woken by the same commit.
+	tail   tailCache
+	cop    *http.CrossOriginProtection
+	log    *slog.Logger
+	mu     sync.Mutex
+	st     *store.Store
+	closed bool
 	// lastRuns is the remote's runs as last published, as JSON.
 	lastRuns string
 }
@@ -161,6 +166,7 @@ func New(opt Options) (*Server, error) {
 		cop:     http.NewCrossOriginProtection(),
 		log:     opt.Logger.With("component", "serve"),
 	}
+	s.tail.render = s.writeEventMessage
 	return s, nil
 }
 

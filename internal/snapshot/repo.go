@@ -20,9 +20,15 @@ import (
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
-// gitConfig keeps the private index self-contained whatever the user's
-// configuration says, with an untracked cache for git status.
-var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
+// gitConfig sets up the private index the same whatever the user's
+// configuration says: split (the entries of the whole tree in a shared
+// index file, .git/sharedindex.<id>, rewritten only once a fifth of them
+// changed, and each save writing only the few entries it changed: at
+// 100,000 files that is kilobytes instead of megabytes per iteration;
+// git keeps the shared file fresh while ralph reads it, and stage
+// rebuilds the index should the user's git remove it), with an untracked
+// cache for git status.
+var gitConfig = []string{"-c", "core.splitIndex=true", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
 // the process; git's lock files serialise them across processes.
@@ -292,6 +298,19 @@ func (r *Repo) stage(ctx context.Context) error {
 		}
 	}
 	files, simple, err := r.changedPaths(ctx)
+	if err != nil && lostSharedIndex(err) {
+		// The private index is derived (HEAD, then the working tree):
+		// when the user's git removed the shared part of it (its cleanup
+		// of old sharedindex files), build it again.
+		r.logger.Warn("rebuilding the private snapshot index: its shared part is gone", "err", err)
+		if err := os.Remove(r.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := r.seed(ctx); err != nil {
+			return fmt.Errorf("seed private index: %w", err)
+		}
+		files, simple, err = r.changedPaths(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -367,6 +386,14 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		}
 	}
 	return files, true, nil
+}
+
+// lostSharedIndex reports whether git failed because the shared part of
+// the split private index (a sharedindex file in the git directory) is
+// gone.
+func lostSharedIndex(err error) bool {
+	var ge *git.Error
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "sharedindex.")
 }
 
 // excludes are ralph's private files (workspace.Private) as exclude
