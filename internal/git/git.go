@@ -143,6 +143,9 @@ func RunWith(ctx context.Context, dir string, o Options, args ...string) ([]byte
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
+	// A git must not outlive the ralph that started it: it would hold its
+	// lock files, and go on changing the tree, after ralph was killed.
+	cmd.SysProcAttr = dieWithParent()
 	cmd.Env = Env(o.Env...)
 	cmd.ExtraFiles = o.Inherit
 	if o.ReadOnly {
