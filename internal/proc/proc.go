@@ -92,6 +92,10 @@ type Spec struct {
 	// KillGrace is how long the group has between SIGTERM and SIGKILL
 	// when cancelled. Zero means 2 seconds.
 	KillGrace time.Duration
+	// EndEscaped kills, when the group has ended, the processes that left
+	// it (setsid) but still carry its token, and reports them in
+	// Result.Ended: for a gate, which must leave nothing running.
+	EndEscaped bool
 }
 
 // Result is how a subprocess ended.
@@ -107,6 +111,9 @@ type Result struct {
 	// server does) still held the output pipes, so Run stopped reading
 	// after PipeGrace. It lists the holders it could identify.
 	Escaped []Escapee
+	// Ended lists the processes that had left the group carrying its
+	// token and were killed when it ended (Spec.EndEscaped).
+	Ended []Escapee
 }
 
 // Escapee is a process that left its group and kept the output open.
@@ -133,7 +140,11 @@ func (r Result) EscapeNote() string {
 			fmt.Fprintf(&b, " (%s)", e.Command)
 		}
 	}
-	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and left it running", b.String())
+	fate := "left it running"
+	if len(r.Ended) > 0 {
+		fate = "ended it"
+	}
+	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and %s", b.String(), fate)
 }
 
 // Started describes a process group Run has just started.
@@ -404,8 +415,12 @@ loop:
 	}
 	outR.Close()
 	errR.Close()
+	var ended []Escapee
+	if s.EndEscaped {
+		ended = endCarrying(token)
+	}
 
-	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped}
+	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}
 	if cause != nil {
 		return res, cause
 	}
