@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -34,12 +35,9 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	if err != nil {
 		return err
 	}
-	target, err := git.Line(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := worktree.Target(ctx, ws.Root)
 	if err != nil {
-		return usageError(errors.New("--worktree: HEAD is not on a branch (the task lands on the branch it starts on)"))
-	}
-	if _, err := git.Run(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
-		return usageError(fmt.Errorf("--worktree: %s has no commit yet", target))
+		return usageError(fmt.Errorf("--worktree: %w", err))
 	}
 	// A misconfigured agent is a usage error before anything is recorded
 	// or checked out.
@@ -53,32 +51,39 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
+	// The request is written before the store exists, as ralph run's is:
+	// a kill before the task is recorded leaves ralph resume a task to
+	// start in a worktree.
+	req, err := newRequest(message, o)
+	if err != nil {
+		return err
+	}
+	req.Worktree = true
+	if err := req.save(ws); err != nil {
+		return err
+	}
+	pausepoint.At(pausepoint.RequestWritten)
 	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	return startWorktreeTask(ctx, g, ws, st, cfg, o, req, target)
+}
+
+// startWorktreeTask records req's task as the worktree task, with the
+// number the engine will give it, and runs it (ralph run --worktree, or
+// ralph resume after a kill before the record).
+func startWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, req *runRequest, target string) error {
 	// The task's number, as the engine will choose it (snapshot names are
 	// the repository's, shared by every worktree).
-	prev := ws.Int(workspace.TaskCounter)
-	highest, err := st.MaxTaskNumber(ctx)
-	if err != nil {
-		return err
-	}
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return err
 	}
-	n := max(prev, highest) + 1
-	for {
-		taken, err := snaps.Exists(ctx, snapshot.TaskPre(n))
-		if err != nil {
-			return err
-		}
-		if !taken {
-			break
-		}
-		n++
+	n, err := engine.NextTaskNumber(ctx, st, snaps, ws.Int(workspace.TaskCounter))
+	if err != nil {
+		return err
 	}
 	if old, err := currentWorktreeTask(ctx, ws, st); err == nil && old != nil {
 		if _, began := old.taskID(ctx, st); !began && !old.Landing {
@@ -93,13 +98,9 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 			fmt.Fprintf(g.Stderr, "ralph: task %d in %s has not landed; ralph resume will no longer continue it (its branch %s is kept)\n", old.Number, old.Dir, old.Branch)
 		}
 	}
-	req, err := newRequest(message, o)
-	if err != nil {
-		return err
-	}
 	rec := &worktreeTask{
 		Number: n, Dir: filepath.Join(workspace.Dir, workspace.Worktrees, "task-"+strconv.Itoa(n)),
-		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: message,
+		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: req.Message,
 		Token: req.Token, Options: req.Options, At: req.At,
 	}
 	if err := worktree.Prune(ctx, ws.Root); err != nil {
