@@ -270,7 +270,10 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
 			return failure.New(out.Reason, nil)
 		}
-		if _, err := git.Run(ctx, dir, "add", "-A"); err != nil {
+		// ralph's own files are no part of the task's work, even where
+		// the repository tracks them: committed, they would land on the
+		// bookkeeping ralph keeps in the main tree and wait on it for ever.
+		if _, err := git.Run(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
 			return err
 		}
 		if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
