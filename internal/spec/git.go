@@ -55,3 +55,18 @@ func diff(ctx context.Context, root, base, commit string) (string, error) {
 	}
 	return strings.TrimRight(stat+"\n"+patch, "\n"), nil
 }
+
+// commitsSince lists the commits on HEAD since base, one "hash subject"
+// line each, oldest first; every commit when base is "" (no commit before).
+func commitsSince(ctx context.Context, root, base string) (string, error) {
+	cur, err := head(ctx, root)
+	if err != nil || cur == "" || cur == base {
+		return "", err
+	}
+	rng := "HEAD"
+	if base != "" {
+		rng = base + "..HEAD"
+	}
+	out, err := git.Run(ctx, root, "log", "--reverse", "--format=%h %s", rng)
+	return strings.TrimSpace(out), err
+}

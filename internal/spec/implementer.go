@@ -31,6 +31,20 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if r.rec.BaseCommit == "" {
 		r.rec.BaseCommit = before
 	}
+	// An attempt a kill ended may have committed part of the work, or all
+	// of it: this attempt is shown those commits and continues from them,
+	// and they count as its own.
+	var earlier string
+	if r.interrupted {
+		r.interrupted = false
+		if earlier, err = commitsSince(ctx, l.Root, r.rec.BaseCommit); err != nil {
+			return "", err
+		}
+		if earlier != "" {
+			before = r.rec.BaseCommit
+		}
+	}
+	r.rec.LastResult = fmt.Sprintf("implementation attempt %d%s", n, underWay)
 	if err := p.put(ctx, r, StateImplementing); err != nil {
 		return "", err
 	}
@@ -42,6 +56,9 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	d.Plan, d.Promise = withSkips(pos.Plan, skip), p.opt.Phrases.Implementer
 	if r.rec.Feedback != "" {
 		d.Previous, d.Feedback = n-1, strings.TrimSpace(r.rec.Feedback)
+	}
+	if earlier != "" {
+		d.Interrupted, d.Earlier = n-1, earlier
 	}
 	system, prompt, err := render(Implementer, d)
 	if err != nil {

@@ -38,6 +38,10 @@ type promptData struct {
 	// Implementer: the previous attempt's number and what was wrong with it.
 	Previous int
 	Feedback string
+	// Implementer: the attempt a kill interrupted and the commits made
+	// since the spec's base (one per line), which it continues.
+	Interrupted int
+	Earlier     string
 	// Verifier: the change under review.
 	Diff, Base, Commit string
 	// Magic phrases.
