@@ -14,7 +14,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
-	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/progress"
@@ -90,8 +89,8 @@ func startWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			// Stopped before its task began: no agent ran there, and its
 			// branch starts from an older HEAD. Drop it so its number is
 			// free.
-			if err := discardWorktree(ctx, ws, old); err != nil {
-				return err
+			if err := worktree.Remove(ctx, ws.Root, filepath.Join(ws.Root, old.Dir), old.Branch); err != nil {
+				return fmt.Errorf("discard the unstarted task %d: %w", old.Number, err)
 			}
 		} else {
 			// Only the newest worktree task is resumable: say what is left.
@@ -184,25 +183,6 @@ func resumeWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace
 	return driveWorktreeTask(ctx, g, ws, st, cfg, o, rec, !recorded && !rec.Landing)
 }
 
-// discardWorktree removes rec's worktree and branch.
-func discardWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	if err := worktree.Remove(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), rec.Branch); err != nil {
-		return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
-	}
-	return nil
-}
-
-// ensureWorktree checks out rec's branch in its worktree unless it is
-// there already (a half-made one is made again); a branch that does not
-// exist yet starts from HEAD.
-func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	opt := worktree.Options{Branch: rec.Branch, Start: "HEAD"}
-	if _, err := worktree.Ensure(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), opt); err != nil {
-		return fmt.Errorf("create the task's worktree: %w", err)
-	}
-	return nil
-}
-
 // driveWorktreeTask runs (start) or resumes rec's task in its worktree,
 // commits a completed task's changes on its branch and lands the branch
 // through the merge queue; a landed task's worktree, branch and record
@@ -210,8 +190,9 @@ func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeT
 func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, rec *worktreeTask, start bool) error {
 	n, branch, rel := rec.Number, rec.Branch, rec.Dir
 	dir := filepath.Join(ws.Root, rec.Dir)
-	if err := ensureWorktree(ctx, ws, rec); err != nil {
-		return err
+	// A half-made worktree is made again; a new branch starts from HEAD.
+	if _, err := worktree.Ensure(ctx, ws.Root, dir, worktree.Options{Branch: branch, Start: "HEAD"}); err != nil {
+		return fmt.Errorf("create the task's worktree: %w", err)
 	}
 	if !rec.Landing {
 		// The worktree's .ralph/ is the task's own and is never committed.
@@ -270,16 +251,8 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
 			return failure.New(out.Reason, nil)
 		}
-		// ralph's own files are no part of the task's work, even where
-		// the repository tracks them: committed, they would land on the
-		// bookkeeping ralph keeps in the main tree and wait on it for ever.
-		if _, err := git.Run(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
+		if err := worktree.CommitWork(ctx, dir, fmt.Sprintf("ralph task %d: %s", n, progress.OneLine(rec.Message, 72))); err != nil {
 			return err
-		}
-		if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := git.Run(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, progress.OneLine(rec.Message, 72))); err != nil {
-				return err
-			}
 		}
 		rec.Landing = true
 		if err := rec.save(ctx, st); err != nil {

@@ -70,3 +70,11 @@ func commitsSince(ctx context.Context, root, base string) (string, error) {
 	out, err := git.Run(ctx, root, "log", "--reverse", "--format=%h %s", rng)
 	return strings.TrimSpace(out), err
 }
+
+// pendingChanges lists the working tree's uncommitted changes (git status
+// --short), leaving out ralph's .ralph/ and the specs folder specsDir (the
+// pipeline's own files).
+func pendingChanges(ctx context.Context, root, specsDir string) (string, error) {
+	out, err := git.Run(ctx, root, "status", "--short", "--untracked-files=all", "--", ".", ":(exclude).ralph", ":(exclude)"+specsDir)
+	return strings.TrimRight(out, "\n"), err
+}

@@ -31,13 +31,16 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if r.rec.BaseCommit == "" {
 		r.rec.BaseCommit = before
 	}
-	// An attempt a kill ended may have committed part of the work, or all
-	// of it: this attempt is shown those commits and continues from them,
-	// and they count as its own.
-	var earlier string
+	// An attempt a kill ended may have done part of the work, or all of
+	// it: this attempt is shown its commits and the changes it left
+	// uncommitted, continues from them, and the commits count as its own.
+	var earlier, pending string
 	if r.interrupted {
 		r.interrupted = false
 		if earlier, err = commitsSince(ctx, l.Root, r.rec.BaseCommit); err != nil {
+			return "", err
+		}
+		if pending, err = pendingChanges(ctx, l.Root, l.RootRel(l.Dir)); err != nil {
 			return "", err
 		}
 		if earlier != "" {
@@ -57,8 +60,8 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if r.rec.Feedback != "" {
 		d.Previous, d.Feedback = n-1, strings.TrimSpace(r.rec.Feedback)
 	}
-	if earlier != "" {
-		d.Interrupted, d.Earlier = n-1, earlier
+	if earlier != "" || pending != "" {
+		d.Interrupted, d.Earlier, d.Pending = n-1, earlier, pending
 	}
 	system, prompt, err := render(Implementer, d)
 	if err != nil {

@@ -607,6 +607,7 @@ func TestResumedImplementerContinuesFromItsCommits(t *testing.T) {
 	writeFile(t, root, "foo.txt", "foo\n")
 	run(t, root, "git", "add", "foo.txt")
 	run(t, root, "git", "commit", "-qm", "implement foo.txt")
+	writeFile(t, root, "notes.md", "what is left\n") // and left this uncommitted
 	rec := store.SpecRecord{ID: "0001-foo.md", State: StateImplementing, PlanAttempt: 1, ImplAttempts: 1, BaseCommit: base, LastResult: "implementation attempt 1" + underWay}
 	if err := h.st.PutSpec(context.Background(), rec); err != nil {
 		t.Fatal(err)
@@ -617,7 +618,7 @@ func TestResumedImplementerContinuesFromItsCommits(t *testing.T) {
 	h.opt.Verifier = agentScript(t, script.Iteration{Final: pass})
 	wantOutcome(t, h.run(t), Done)
 	prompt := readFile(t, h.logs(t, "0001-foo"), ImplLog(2))
-	if !strings.Contains(prompt, "Attempt 1 was interrupted") || !strings.Contains(prompt, "implement foo.txt") {
+	if !strings.Contains(prompt, "Attempt 1 was interrupted") || !strings.Contains(prompt, "implement foo.txt") || !strings.Contains(prompt, "?? notes.md") {
 		t.Errorf("the resumed implementer was not shown its first attempt's commit:\n%s", prompt)
 	}
 	if log := run(t, root, "git", "log", "--format=%s", base+"..HEAD"); log != "implement foo.txt" {
