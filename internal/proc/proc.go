@@ -39,7 +39,11 @@
 // A process that leaves the group (setsid, as a background dev server
 // does) is not killed with it, and may hold the output pipes open for
 // ever. Run reads them for PipeGrace after the group is gone, then closes
-// its ends and reports the holders in Result.Escaped.
+// its ends and reports the holders in Result.Escaped. Such a process keeps
+// the group's token: with Spec.EndEscaped (a gate, which must leave
+// nothing running) Run kills every process carrying it once the group is
+// gone, and Judge counts them in a dead ralph's orphaned group wherever
+// they now are (ProcessTable.Carrying, read from /proc on Linux).
 package proc
 
 import (
