@@ -299,6 +299,10 @@ func round(ralph string, m mode, at time.Duration, group bool, n int, t *tally) 
 	case strings.Contains(out, "nothing to resume") && !strings.Contains(out, "(completed:"):
 		t.unresumable++
 		t.example("unresumable", n, at, group, firstLine(out))
+	case strings.Contains(out, "nothing to resume"):
+		// Killed after it completed: nothing was left to do.
+		t.took = append(t.took, took)
+		countChecked(t, m, dir, n, at, group)
 	case errors.As(err, &ee):
 		t.unresumable++
 		t.example("unresumable", n, at, group, fmt.Sprintf("exit %d: %s", ee.ExitCode(), lastLine(out)))
@@ -306,12 +310,7 @@ func round(ralph string, m mode, at time.Duration, group bool, n int, t *tally) 
 		return err
 	default:
 		t.took = append(t.took, took)
-		if problems := m.check(dir); len(problems) > 0 {
-			t.integrity++
-			t.example("integrity", n, at, group, strings.Join(problems, "; "))
-		} else {
-			t.completed++
-		}
+		countChecked(t, m, dir, n, at, group)
 	}
 	if left := leftovers(dir); len(left) > 0 {
 		t.orphanRounds++
@@ -319,6 +318,17 @@ func round(ralph string, m mode, at time.Duration, group bool, n int, t *tally) 
 		t.example("orphans", n, at, group, strings.Join(left, ", "))
 	}
 	return nil
+}
+
+// countChecked counts a round whose continuation ended well as completed
+// or, when m's check finds the result wrong, as an integrity failure.
+func countChecked(t *tally, m mode, dir string, n int, at time.Duration, group bool) {
+	if problems := m.check(dir); len(problems) > 0 {
+		t.integrity++
+		t.example("integrity", n, at, group, strings.Join(problems, "; "))
+		return
+	}
+	t.completed++
 }
 
 // wroteState reports whether the killed run wrote anything in .ralph/
