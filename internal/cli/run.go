@@ -25,6 +25,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // keyAgentFlags remembers the agent flags of the last run for resume.
@@ -266,6 +267,14 @@ func resumeTask(ctx context.Context, g *Globals, o *RunOptions) error {
 	var message, note string
 	latest, lerr := st.LatestTask(ctx)
 	switch {
+	case req != nil && recorded == 0 && req.Worktree:
+		o.inherit(req.Options)
+		target, err := worktree.Target(ctx, ws.Root)
+		if err != nil {
+			return usageError(fmt.Errorf("--worktree: %w", err))
+		}
+		fmt.Fprintf(g.Stdout, "ralph run --worktree was stopped before its task was recorded; starting it now: %s\n", progress.OneLine(req.Message, 100))
+		return startWorktreeTask(ctx, g, ws, st, cfg, o, req, target)
 	case req != nil && recorded == 0:
 		// Killed before the task reached the store: start it now.
 		message = req.Message
@@ -410,6 +419,7 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 	if err != nil {
 		return nil, err
 	}
+	pausepoint.At(pausepoint.StoreOpened)
 	if err := doctor.EndOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		st.Close()
 		return nil, err

@@ -273,21 +273,28 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	return r, t, nil
 }
 
-// nextNumber is the new task's number: one past task-counter.txt, past
-// every task on record, and past any task-N-pre already taken (a rollback
-// puts the counter back, so task-N-pre is always this task's own start).
+// nextNumber is the new task's number (NextTaskNumber).
 func (e *Engine) nextNumber(ctx context.Context, prev int) (int, error) {
+	return NextTaskNumber(ctx, e.st, e.opt.Snapshots, prev)
+}
+
+// NextTaskNumber is the number a new task gets: one past prev (the
+// workspace's task-counter.txt), past every task on record in st, and
+// past any task-N-pre already taken in snaps (a rollback puts the counter
+// back, so task-N-pre is always this task's own start). ralph run
+// --worktree numbers its task with it before the engine runs.
+func NextTaskNumber(ctx context.Context, st *store.Store, snaps *snapshot.Repo, prev int) (int, error) {
 	n := prev + 1
-	highest, err := e.st.MaxTaskNumber(ctx)
+	highest, err := st.MaxTaskNumber(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n = max(n, highest+1)
-	if e.opt.Snapshots == nil {
+	if snaps == nil {
 		return n, nil
 	}
 	for {
-		taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
+		taken, err := snaps.Exists(ctx, snapshot.TaskPre(n))
 		if err != nil {
 			return 0, fmt.Errorf("snapshot before task %d: %w", n, err)
 		}

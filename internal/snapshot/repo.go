@@ -40,10 +40,12 @@ type Repo struct {
 	top    string // working tree root
 	gitDir string // absolute git directory of this working tree
 	index  string // private index file
-	env    []string
-	logger *slog.Logger
-	mu     *sync.Mutex
-	now    func() time.Time
+	// holders records who may be writing the private index.
+	holders *indexHolders
+	env     []string
+	logger  *slog.Logger
+	mu      *sync.Mutex
+	now     func() time.Time
 
 	// tipCache is TipRef after this Repo's last save (guarded by mu).
 	tipCache string
@@ -86,14 +88,16 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	index := filepath.Join(gitDir, "ralph", "index")
 	env := append([]string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index}, git.Identity...)
 	mu, _ := repoLocks.LoadOrStore(gitDir, new(sync.Mutex))
+	logger = logger.With("component", "snapshot")
 	return &Repo{
-		top:    top,
-		gitDir: gitDir,
-		index:  index,
-		env:    env,
-		logger: logger.With("component", "snapshot"),
-		mu:     mu.(*sync.Mutex),
-		now:    time.Now,
+		top:     top,
+		gitDir:  gitDir,
+		index:   index,
+		holders: newIndexHolders(index, logger),
+		env:     env,
+		logger:  logger,
+		mu:      mu.(*sync.Mutex),
+		now:     time.Now,
 	}, nil
 }
 
@@ -109,29 +113,9 @@ func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ..
 	}
 	full := append(slices.Clip(gitConfig), args...)
 	start := time.Now()
-	out, err := runGit(ctx, r.top, git.Options{Env: env, Stdin: stdin}, r.removeStaleLock, full...)
+	out, err := runGit(ctx, r.top, git.Options{Env: env, Stdin: stdin}, r.holders, full...)
 	r.logger.Debug("git", "args", args, "elapsed", time.Since(start), "err", err)
 	return out, err
-}
-
-// staleLockAge is how old the private index's lock file must be before it
-// counts as left behind by a git that died; saves take seconds at most.
-const staleLockAge = 2 * time.Minute
-
-// removeStaleLock removes the private index's lock file when git says it is
-// held and the file is older than staleLockAge, and reports whether it did.
-// Locks on the user's files are never removed.
-func (r *Repo) removeStaleLock(ge *git.Error) bool {
-	lock := r.index + ".lock"
-	if !strings.Contains(ge.Stderr, lock) {
-		return false
-	}
-	fi, statErr := os.Stat(lock)
-	if statErr != nil || time.Since(fi.ModTime()) < staleLockAge {
-		return false
-	}
-	r.logger.Warn("removing a stale lock on the private snapshot index", "lock", lock, "age", time.Since(fi.ModTime()).Round(time.Second))
-	return os.Remove(lock) == nil
 }
 
 // Save snapshots the whole working tree under name, with message as the
