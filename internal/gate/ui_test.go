@@ -1,0 +1,129 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/render"
+)
+
+// The ui-renders tests drive the real Chromium: without one they skip,
+// except under CI, where scripts/install-chromium.sh has installed it.
+func needBrowser(t *testing.T) {
+	t.Helper()
+	if _, err := render.Find(""); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+const uiPlan = `<App name="Tideline">
+  <Theme mood="minimal" />
+  <Screen name="home">
+    <Section gumdrop="hero" />
+    <Section gumdrop="features" />
+  </Screen>
+</App>
+`
+
+// uiApp is a small app without dependencies that passes ui-renders;
+// each case of TestUIRenders changes one file of it.
+var uiApp = map[string]string{
+	".ralph/plan.tsx": uiPlan,
+	"index.html": `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Tideline</title></head>
+  <body><div id="root"></div><script type="module" src="/src/main.ts"></script></body>
+</html>
+`,
+	"src/index.css": "body { margin: 0; font-family: sans-serif; color: #111; background: #fff; }\n.lead { color: #555; }\nsection { padding: 24px; }\n",
+	"src/main.ts": `import './index.css'
+import { render } from './app'
+
+render(document.getElementById('root')!)
+`,
+	"src/app.ts": `export function render(root: HTMLElement) {
+  root.innerHTML = ` + "`" + `
+    <section data-section="hero"><h1>Tideline</h1><p class="lead">Tide tables for every harbour</p></section>
+    <section data-section="features"><ul><li>Offline tables</li><li>Harbour alerts</li></ul></section>` + "`" + `
+}
+`,
+}
+
+func writeApp(t *testing.T, change map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range uiApp {
+		if v, ok := change[name]; ok {
+			body = v
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestUIRenders(t *testing.T) {
+	needBrowser(t)
+	build := &BuildSucceeds{KeepBundle: true}
+	g := &UIRenders{Build: build}
+	t.Cleanup(func() { g.Close() })
+	appTS := uiApp["src/app.ts"]
+	for _, tc := range []struct {
+		name   string
+		change map[string]string
+		status Status
+		want   []string
+	}{
+		{"passes", nil, Pass, []string{"1 screen at desktop (1280×800) and phone (390×844) render", ".ralph/preview/home-desktop.png"}},
+		{"blank page", map[string]string{"src/app.ts": "export function render(root: HTMLElement) {}\n"}, Fail,
+			[]string{"the page is blank", `planned section "hero" is not on the page`}},
+		{"throws at start-up", map[string]string{"src/app.ts": "export function render(root: HTMLElement) {\n  const user: any = undefined\n  root.textContent = user.name\n}\n"}, Fail,
+			[]string{"uncaught exception at src/app.ts:3:", "TypeError: Cannot read properties of undefined (reading 'name')"}},
+		{"missing section", map[string]string{"src/app.ts": strings.Replace(appTS, `data-section="features"`, `class="features"`, 1)}, Fail,
+			[]string{`planned section "features" is not on the page: no element has data-section="features"`, `put data-section="features" on its root element`}},
+		{"grey on white", map[string]string{"src/index.css": strings.Replace(uiApp["src/index.css"], "#555", "#cccccc", 1)}, Fail,
+			[]string{`text fails WCAG AA contrast: [data-section="hero"] p.lead "Tide tables for every harbour"`, "#cccccc on #ffffff, 1.6"}},
+		{"phone overflow", map[string]string{"src/index.css": uiApp["src/index.css"] + "ul { width: 640px; }\n"}, Fail,
+			[]string{"the page is ", "px wide on a 390px phone", "ul"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeApp(t, tc.change)
+			env := Env{Root: dir}
+			if r := build.Check(context.Background(), env); r.Status != Pass {
+				t.Fatalf("build-succeeds: %s %s", r.Status, r.Message)
+			}
+			r := g.Check(context.Background(), env)
+			t.Logf("%s\n%s\nfix: %s", r.Status, r.Message, r.Fix)
+			if r.Status != tc.status {
+				t.Errorf("status %s, want %s", r.Status, tc.status)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Message, w) {
+					t.Errorf("message lacks %q", w)
+				}
+			}
+			for _, size := range []string{"desktop", "phone"} {
+				data, err := os.ReadFile(filepath.Join(dir, ".ralph", "preview", "home-"+size+".png"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+					t.Fatalf("%s screenshot: %v", size, err)
+				}
+			}
+		})
+	}
+}
