@@ -103,6 +103,9 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 	if !app && !g.OptIn {
 		return Result{Status: Skip, Message: "not an App plan and no [gates.ui] in ralph.toml: nothing to render"}
 	}
+	if why := noPage(env.Root, g.entry()); why != "" {
+		return Result{Status: Skip, Message: why}
+	}
 	rep, entries, skip := g.bundle(ctx, env)
 	if skip != "" {
 		return Result{Status: Skip, Message: skip}
@@ -222,11 +225,7 @@ func (g *UIRenders) bundle(ctx context.Context, env Env) (*Report, []string, str
 			return b.rep, b.entries, ""
 		}
 	}
-	entry := ""
-	if g.Build != nil {
-		entry = g.Build.Entry
-	}
-	entries, err := FindEntries(env.Root, entry)
+	entries, err := FindEntries(env.Root, g.entry())
 	if err != nil {
 		return nil, nil, fmt.Sprintf("no app to render: %v", err)
 	}
@@ -238,6 +237,32 @@ func (g *UIRenders) bundle(ctx context.Context, env Env) (*Report, []string, str
 		return nil, nil, "the app does not build: there is nothing to render until it does"
 	}
 	return rep, entries, ""
+}
+
+// entry is the entry [gates.build] names, "" when none.
+func (g *UIRenders) entry() string {
+	if g.Build != nil {
+		return g.Build.Entry
+	}
+	return ""
+}
+
+// noPage says why there is no page to load: no index.html and no entry
+// script (src/main.tsx and the like) that renders the app, only an app
+// component such as src/App.tsx, which nothing mounts. "" when there is
+// a page.
+func noPage(root, entry string) string {
+	if entry != "" {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(root, "index.html")); err == nil {
+		return ""
+	}
+	entries, err := FindEntries(root, "")
+	if err != nil || len(entries) != 1 || !slices.Contains(DefaultEntries(), entries[0]) {
+		return ""
+	}
+	return fmt.Sprintf("no page to load: no index.html and no src/main.tsx that mounts %s (a Vite app has both)", entries[0])
 }
 
 // load loads one page in the gate's browser, starting it the first time

@@ -60,9 +60,16 @@ render(document.getElementById('root')!)
 func writeApp(t *testing.T, change map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	files := map[string]string{}
 	for name, body := range uiApp {
-		if v, ok := change[name]; ok {
-			body = v
+		files[name] = body
+	}
+	for name, body := range change {
+		files[name] = body
+	}
+	for name, body := range files {
+		if body == "" {
+			continue // the change removes the file
 		}
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -88,6 +95,8 @@ func TestUIRenders(t *testing.T) {
 		want   []string
 	}{
 		{"passes", nil, Pass, []string{"1 screen at desktop (1280×800) and phone (390×844) render", ".ralph/preview/home-desktop.png"}},
+		{"no page: an App component nothing mounts", map[string]string{"index.html": "", "src/main.ts": "", "src/App.tsx": "export default function App() { return null }\n"}, Skip,
+			[]string{"no page to load: no index.html and no src/main.tsx that mounts src/App.tsx"}},
 		{"blank page", map[string]string{"src/app.ts": "export function render(root: HTMLElement) {}\n"}, Fail,
 			[]string{"the page is blank", `planned section "hero" is not on the page`}},
 		{"throws at start-up", map[string]string{"src/app.ts": "export function render(root: HTMLElement) {\n  const user: any = undefined\n  root.textContent = user.name\n}\n"}, Fail,
@@ -102,6 +111,12 @@ func TestUIRenders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeApp(t, tc.change)
 			env := Env{Root: dir}
+			if tc.status == Skip {
+				if r := g.Check(context.Background(), env); r.Status != Skip || !strings.Contains(r.Message, tc.want[0]) {
+					t.Fatalf("ui-renders: %s %s, want skip: %s", r.Status, r.Message, tc.want[0])
+				}
+				return
+			}
 			if r := build.Check(context.Background(), env); r.Status != Pass {
 				t.Fatalf("build-succeeds: %s %s", r.Status, r.Message)
 			}
