@@ -63,6 +63,7 @@ type UIRenders struct {
 
 	mu      sync.Mutex
 	browser *render.Browser
+	starts  int // browsers started, for the tests
 }
 
 // Name returns "ui-renders".
@@ -147,15 +148,17 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 	for _, sc := range screens {
 		var fs, ws findings
 		var screenShots []string
-		for _, vp := range []render.Viewport{render.Desktop, render.Phone} {
-			pg, err := g.load(ctx, exe, base+sc.path, vp, sc.sections, logger)
-			if err != nil {
-				if ctx.Err() != nil {
-					return Result{Status: Fail, Message: fmt.Sprintf("interrupted while rendering: %v", ctx.Err())}
-				}
-				return Result{Status: Fail, Message: fmt.Sprintf("cannot render %s at %s: %v", sc.name, vp.Name, err),
-					Fix: "The browser could not load the page; check that the app does not hang on start-up (an endless loop or a blocking alert)."}
+		sizes := []render.Viewport{render.Desktop, render.Phone}
+		pages, err := g.loadAll(ctx, exe, base+sc.path, sizes, sc.sections, logger)
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{Status: Fail, Message: fmt.Sprintf("interrupted while rendering: %v", ctx.Err())}
 			}
+			return Result{Status: Fail, Message: fmt.Sprintf("cannot render %s: %v", sc.name, err),
+				Fix: "The browser could not load the page; check that the app does not hang on start-up (an endless loop or a blocking alert)."}
+		}
+		for i, vp := range sizes {
+			pg := pages[i]
 			shot := path.Join(PreviewDir, sc.slug+"-"+vp.Name+".png")
 			if err := os.WriteFile(filepath.Join(env.Root, filepath.FromSlash(shot)), pg.Screenshot, 0o644); err != nil {
 				logger.Warn("cannot save a screenshot", "file", shot, "err", err)
@@ -265,31 +268,47 @@ func noPage(root, entry string) string {
 	return fmt.Sprintf("no page to load: no index.html and no src/main.tsx that mounts %s (a Vite app has both)", entries[0])
 }
 
-// load loads one page in the gate's browser, starting it the first time
-// and once more if it has died.
-func (g *UIRenders) load(ctx context.Context, exe, url string, vp render.Viewport, sections []string, logger *slog.Logger) (*render.Page, error) {
+// loadAll loads url at each size, in parallel, in the gate's browser:
+// started the first time, and once more if it has died since.
+func (g *UIRenders) loadAll(ctx context.Context, exe, url string, sizes []render.Viewport, sections []string, logger *slog.Logger) ([]*render.Page, error) {
+	pages := make([]*render.Page, len(sizes))
 	for attempt := 0; ; attempt++ {
-		g.mu.Lock()
-		if g.browser == nil {
-			start := time.Now()
-			b, err := render.Start(ctx, exe, logger)
-			if err != nil {
-				g.mu.Unlock()
-				return nil, err
-			}
-			logger.Debug("browser started", "elapsed", time.Since(start))
-			g.browser = b
+		b, err := g.started(ctx, exe, logger)
+		if err != nil {
+			return nil, err
 		}
-		b := g.browser
-		g.mu.Unlock()
-		pg, err := b.Load(ctx, url, vp, sections)
+		errs := make([]error, len(sizes))
+		var wg sync.WaitGroup
+		for i, vp := range sizes {
+			if pages[i] != nil {
+				continue
+			}
+			wg.Go(func() { pages[i], errs[i] = b.Load(ctx, url, vp, sections) })
+		}
+		wg.Wait()
+		err = errors.Join(errs...)
 		if err == nil || ctx.Err() != nil || attempt == 1 {
-			return pg, err
+			return pages, err
 		}
 		// The browser may have died between checks: start a new one.
 		logger.Debug("page load failed, restarting the browser", "err", err)
 		g.Close()
 	}
+}
+
+// started returns the gate's browser, starting it when there is none.
+func (g *UIRenders) started(ctx context.Context, exe string, logger *slog.Logger) (*render.Browser, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.browser == nil {
+		b, err := render.Start(ctx, exe, logger)
+		if err != nil {
+			return nil, err
+		}
+		g.browser = b
+		g.starts++
+	}
+	return g.browser, nil
 }
 
 // planScreens returns the screens to load: each <Screen> of the plan at

@@ -59,6 +59,13 @@ render(document.getElementById('root')!)
 
 func writeApp(t *testing.T, change map[string]string) string {
 	t.Helper()
+	return writeAppTB(t, change)
+}
+
+// writeAppTB writes uiApp with change applied (an empty body removes a
+// file) into a new directory.
+func writeAppTB(t testing.TB, change map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{}
 	for name, body := range uiApp {
@@ -140,5 +147,9 @@ func TestUIRenders(t *testing.T) {
 				}
 			}
 		})
+	}
+	// One browser served every check, as it serves every iteration of a run.
+	if g.starts != 1 {
+		t.Errorf("the gate started %d browsers for %d checks, want 1", g.starts, 7)
 	}
 }

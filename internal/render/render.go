@@ -19,7 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -71,6 +73,17 @@ type Browser struct {
 	cancelAlloc context.CancelFunc
 	logger      *slog.Logger
 	once        sync.Once
+
+	mu   sync.Mutex
+	tabs map[string]*tab // by viewport name
+}
+
+// tab is a tab kept open at one viewport: the pages of that size load
+// in it one after another.
+type tab struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // Start starts the browser at exe headless, with a fresh profile that is
@@ -101,7 +114,7 @@ func Start(ctx context.Context, exe string, logger *slog.Logger) (*Browser, erro
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
-	b := &Browser{ctx: bctx, cancel: cancel, cancelAlloc: cancelAlloc, logger: logger}
+	b := &Browser{ctx: bctx, cancel: cancel, cancelAlloc: cancelAlloc, logger: logger, tabs: map[string]*tab{}}
 	start := time.Now()
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Do(bctx) }()
@@ -214,16 +227,59 @@ var auditJS string
 // PageTimeout bounds loading and auditing one page.
 const PageTimeout = 20 * time.Second
 
-// Load opens url in a new tab at vp, waits for it to load and settle,
-// and returns what it threw or logged, its audit for the named sections,
-// and a screenshot.
-func (b *Browser) Load(ctx context.Context, url string, vp Viewport, sections []string) (*Page, error) {
+// tab returns the tab for vp, opening it at that size the first time.
+func (b *Browser) tab(vp Viewport) (*tab, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t, ok := b.tabs[vp.Name]; ok {
+		return t, nil
+	}
 	tctx, cancel := chromedp.NewContext(b.ctx)
+	emulate := chromedp.EmulateViewport(int64(vp.Width), int64(vp.Height))
+	if vp.Mobile {
+		emulate = chromedp.EmulateViewport(int64(vp.Width), int64(vp.Height), chromedp.EmulateMobile)
+	}
+	if err := chromedp.Do(tctx, emulate); err != nil {
+		cancel()
+		return nil, fmt.Errorf("open a tab: %w", err)
+	}
+	t := &tab{ctx: tctx, cancel: cancel}
+	b.tabs[vp.Name] = t
+	return t, nil
+}
+
+// drop closes the tab of vp, after a load that failed in it.
+func (b *Browser) drop(vp Viewport, t *tab) {
+	b.mu.Lock()
+	if b.tabs[vp.Name] == t {
+		delete(b.tabs, vp.Name)
+	}
+	b.mu.Unlock()
+	t.cancel()
+}
+
+// Load opens url in the tab of vp's size, waits for it to load and
+// settle, and returns what it threw or logged, its audit for the named
+// sections, and a screenshot. Loads of different sizes run in parallel.
+func (b *Browser) Load(ctx context.Context, url string, vp Viewport, sections []string) (*Page, error) {
+	t, err := b.tab(vp)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	page, err := b.load(ctx, t, url, vp, sections)
+	if err != nil {
+		b.drop(vp, t)
+	}
+	return page, err
+}
+
+func (b *Browser) load(ctx context.Context, t *tab, url string, vp Viewport, sections []string) (*Page, error) {
+	tctx, cancel := context.WithTimeout(t.ctx, PageTimeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	tctx, cancelT := context.WithTimeout(tctx, PageTimeout)
-	defer cancelT()
 
 	var mu sync.Mutex
 	var problems []Problem
@@ -236,18 +292,16 @@ func (b *Browser) Load(ctx context.Context, url string, vp Viewport, sections []
 		problems = append(problems, p)
 		mu.Unlock()
 	}); err != nil {
-		return nil, fmt.Errorf("open a tab: %w", err)
+		return nil, fmt.Errorf("listen to the tab: %w", err)
 	}
-	emulate := chromedp.EmulateViewport(int64(vp.Width), int64(vp.Height))
-	if vp.Mobile {
-		emulate = chromedp.EmulateViewport(int64(vp.Width), int64(vp.Height), chromedp.EmulateMobile)
-	}
-	if err := chromedp.Do(tctx, emulate, chromedp.Navigate(url),
+	t0 := time.Now()
+	if err := chromedp.Do(tctx, chromedp.Navigate(url),
 		// Let the app render: two frames and a moment for effects.
-		chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 100))))`, chromedp.EvalAwaitPromise),
+		chromedp.Evaluate[chromedp.Void](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 50))))`, chromedp.EvalAwaitPromise),
 	); err != nil {
 		return nil, fmt.Errorf("load %s: %w", url, err)
 	}
+	t1 := time.Now()
 	args, _ := json.Marshal(map[string]any{"sections": sections})
 	raw, err := chromedp.Run(tctx, chromedp.Evaluate[[]byte](auditJS+"("+string(args)+")"))
 	if err != nil {
@@ -257,15 +311,32 @@ func (b *Browser) Load(ctx context.Context, url string, vp Viewport, sections []
 	if err := json.Unmarshal(raw, &page.Audit); err != nil {
 		return nil, fmt.Errorf("audit %s: %w", url, err)
 	}
-	shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+	t2 := time.Now()
+	shot, err := chromedp.Run(tctx, screenshot())
 	if err != nil {
 		return nil, fmt.Errorf("screenshot %s: %w", url, err)
 	}
 	page.Screenshot = shot
+	b.logger.Debug("page loaded", "component", "render", "url", url, "size", vp.Name,
+		"load", t1.Sub(t0), "audit", t2.Sub(t1), "screenshot", time.Since(t2))
 	mu.Lock()
 	page.Problems = problems
 	mu.Unlock()
 	return page, nil
+}
+
+// screenshot captures the whole page as PNG, encoded for speed rather
+// than size.
+func screenshot() chromedp.Action[[]byte] {
+	return func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
+		yes := true
+		r, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			Format: page.CaptureScreenshotFormatPng, CaptureBeyondViewport: &yes, FromSurface: &yes, OptimizeForSpeed: &yes})
+		if err != nil {
+			return nil, err
+		}
+		return r.Data, nil
+	}
 }
 
 // problem turns a console event into a Problem: exceptions, console.error
