@@ -25,7 +25,7 @@ const PreviewDir = ".ralph/preview"
 
 // CoreTokens are the theme tokens ui-renders expects a page to use; one
 // the stylesheet defines and no screen uses is a warning.
-var CoreTokens = []string{"background", "foreground", "primary", "primary-foreground", "muted-foreground", "border"}
+var CoreTokens = []string{"background", "foreground", "primary"}
 
 // findingsMax bounds the findings the message lists per page.
 const findingsMax = 8
@@ -192,7 +192,7 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 		}
 	}
 	if len(unused) > 0 {
-		warned = append(warned, fmt.Sprintf("theme tokens defined but used on no screen: %s\n  fix: build with the theme's tokens (bg-background, text-foreground, bg-primary text-primary-foreground, text-muted-foreground, border-border) instead of literal colours.", strings.Join(unused, ", ")))
+		warned = append(warned, fmt.Sprintf("theme tokens defined but used on no screen: %s\n  fix: build with the theme's tokens (bg-background, text-foreground, bg-primary with text-primary-foreground, text-muted-foreground, border-border) instead of literal colours.", strings.Join(unused, ", ")))
 	}
 	look := "Look at the screenshots to see the page as the gate saw it: " + strings.Join(shots, ", ") + "."
 	what := fmt.Sprintf("%s at desktop (1280×800) and phone (390×844)", countNoun(len(screens), "screen"))
