@@ -114,7 +114,7 @@ func TestUIRenders(t *testing.T) {
 			[]string{`text fails WCAG AA contrast: [data-section="hero"] p.lead "Tide tables for every harbour"`, "#cccccc on #ffffff, 1.6"}},
 		{"warnings only", map[string]string{
 			"src/index.css": ":root { --background: #ffffff; --foreground: #111111; --primary: #0050aa; }\nbody { margin: 0; background: var(--background); color: var(--foreground); }\n",
-			"src/app.ts": strings.Replace(appTS, "</ul>", "</ul><img src=\"data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=\" width=\"20\" height=\"20\"><button class=\"icon\"><svg width=\"16\" height=\"16\"></svg></button>", 1)}, Warn,
+			"src/app.ts":    strings.Replace(appTS, "</ul>", "</ul><img src=\"data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=\" width=\"20\" height=\"20\"><button class=\"icon\"><svg width=\"16\" height=\"16\"></svg></button>", 1)}, Warn,
 			[]string{"theme tokens defined but used on no screen: --primary", "[desktop] image without alt: [data-section=\"features\"] img", "[desktop] button without an accessible name: [data-section=\"features\"] button.icon"}},
 		{"phone overflow", map[string]string{"src/index.css": uiApp["src/index.css"] + "ul { width: 640px; }\n"}, Fail,
 			[]string{"the page is ", "px wide on a 390px phone", "ul"}},
