@@ -157,3 +157,34 @@ func TestUIRenders(t *testing.T) {
 		t.Errorf("the gate started %d browsers across its checks, want 1", g.starts)
 	}
 }
+
+// Without a browser the gate skips with one line naming [gates.ui]
+// browser and ralph doctor; required = true makes it a failure.
+func TestUIRendersNoBrowser(t *testing.T) {
+	dir := writeApp(t, nil)
+	for _, required := range []bool{false, true} {
+		g := &UIRenders{Browser: filepath.Join(dir, "no-such-chrome"), Required: required}
+		r := g.Check(context.Background(), Env{Root: dir})
+		want := Skip
+		if required {
+			want = Fail
+		}
+		if r.Status != want || !strings.Contains(r.Message, `no browser to render the app in: browser "`) ||
+			!strings.Contains(r.Message, `[gates.ui] browser = "/path/to/chrome" (`+"`ralph doctor`"+` says what it finds)`) {
+			t.Errorf("required=%v: %s %s", required, r.Status, r.Message)
+		}
+		if strings.Contains(r.Message, "\n") {
+			t.Errorf("required=%v: the message is more than one line: %q", required, r.Message)
+		}
+	}
+	// Off, and not an App plan: skips that say why.
+	if r := (&UIRenders{Off: true}).Check(context.Background(), Env{Root: dir}); r.Status != Skip || !strings.Contains(r.Message, "[gates.ui] off = true") {
+		t.Errorf("off: %s %s", r.Status, r.Message)
+	}
+	if err := os.Remove(filepath.Join(dir, ".ralph", "plan.tsx")); err != nil {
+		t.Fatal(err)
+	}
+	if r := (&UIRenders{}).Check(context.Background(), Env{Root: dir}); r.Status != Skip || !strings.Contains(r.Message, "not an App plan and no [gates.ui]") {
+		t.Errorf("no plan: %s %s", r.Status, r.Message)
+	}
+}
