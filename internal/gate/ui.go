@@ -3,9 +3,12 @@ package gate
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -266,6 +269,36 @@ func noPage(root, entry string) string {
 		return ""
 	}
 	return fmt.Sprintf("no page to load: no index.html and no src/main.tsx that mounts %s (a Vite app has both)", entries[0])
+}
+
+// AppSite bundles the app in root as ui-renders does and returns it to
+// serve, with a version that changes whenever what it serves changes
+// (the dashboard's Preview page reloads the app then). entry is the
+// [gates.build] entry, "" to find it.
+func AppSite(ctx context.Context, root, entry string) (*render.Site, string, error) {
+	entries, err := FindEntries(root, entry)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := Bundle(ctx, BundleOptions{Root: root, Entries: entries, Tsconfig: tsconfigFor(root), Outputs: true})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(rep.Errors) > 0 {
+		return nil, "", fmt.Errorf("the app does not build: %s", rep.Errors[0])
+	}
+	s, err := newSite(root, entries, rep)
+	if err != nil {
+		return nil, "", err
+	}
+	h := sha256.New()
+	h.Write(s.Page)
+	names := slices.Sorted(maps.Keys(s.Files))
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write(s.Files[n])
+	}
+	return s.Site, hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // loadAll loads url at each size, in parallel, in the gate's browser:
