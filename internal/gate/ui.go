@@ -110,9 +110,18 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 	if why := noPage(env.Root, g.entry()); why != "" {
 		return Result{Status: Skip, Message: why}
 	}
-	rep, entries, skip := g.bundle(ctx, env)
-	if skip != "" {
-		return Result{Status: Skip, Message: skip}
+	// `npm run build` built the app: serve what it wrote to dist/, as
+	// the real build made it (Tailwind and all), without source maps.
+	dist := g.npmDist(env.Root)
+	var (
+		rep     = &Report{}
+		entries []string
+	)
+	if dist == nil {
+		var skip string
+		if rep, entries, skip = g.bundle(ctx, env); skip != "" {
+			return Result{Status: Skip, Message: skip}
+		}
 	}
 	if pkgs := rep.MissingPackages(); len(pkgs) > 0 {
 		return Result{Status: Skip, Message: fmt.Sprintf("%s not installed (%s): the app cannot run in a browser without them; install them so that ui-renders can render it",
@@ -127,7 +136,10 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 		return Result{Status: Skip, Message: msg}
 	}
 
-	site, err := newSite(env.Root, entries, rep)
+	site := dist
+	if site == nil {
+		site, err = newSite(env.Root, entries, rep)
+	}
 	if err != nil {
 		return Result{Status: Fail, Message: fmt.Sprintf("cannot serve the app: %v", err), Fix: "Check that index.html is readable."}
 	}
@@ -243,6 +255,23 @@ func (g *UIRenders) bundle(ctx context.Context, env Env) (*Report, []string, str
 		return nil, nil, "the app does not build: there is nothing to render until it does"
 	}
 	return rep, entries, ""
+}
+
+// npmDist returns dist/ as the site to load when build-succeeds ran
+// `npm run build` and it passed and wrote dist/index.html; nil otherwise.
+func (g *UIRenders) npmDist(root string) *site {
+	if g.Build == nil || g.Build.Use != BuildNpm {
+		return nil
+	}
+	b := g.Build.lastBuild(root)
+	if b == nil || b.rep != nil || (b.status != Pass && b.status != Warn) {
+		return nil
+	}
+	page, err := os.ReadFile(filepath.Join(root, "dist", "index.html"))
+	if err != nil {
+		return nil
+	}
+	return &site{Site: &render.Site{Files: map[string][]byte{}, Page: withBase(page), Dir: filepath.Join(root, "dist")}, maps: map[string]string{}}
 }
 
 // entry is the entry [gates.build] names, "" when none.

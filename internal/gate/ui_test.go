@@ -5,6 +5,7 @@ import (
 	"context"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,5 +187,31 @@ func TestUIRendersNoBrowser(t *testing.T) {
 	}
 	if r := (&UIRenders{}).Check(context.Background(), Env{Root: dir}); r.Status != Skip || !strings.Contains(r.Message, "not an App plan and no [gates.ui]") {
 		t.Errorf("no plan: %s %s", r.Status, r.Message)
+	}
+}
+
+// With [gates.build] use = "npm", the page `npm run build` wrote to dist/
+// is what ui-renders loads: the real build, whatever it used.
+func TestUIRendersNpmDist(t *testing.T) {
+	needBrowser(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("no npm")
+	}
+	dir := writeApp(t, map[string]string{
+		"package.json": `{"name": "tideline", "private": true, "scripts": {"build": "mkdir -p dist && cp built.html dist/index.html"}}`,
+		"built.html": `<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><section data-section="hero"><h1>Built by npm</h1><p style="color: #d0d0d0">pale</p></section><section data-section="features">Features</section></body></html>`,
+		"node_modules/.keep": "x",
+	})
+	build := &BuildSucceeds{Use: BuildNpm, KeepBundle: true}
+	g := &UIRenders{Build: build}
+	t.Cleanup(func() { g.Close() })
+	env := Env{Root: dir}
+	if r := build.Check(context.Background(), env); r.Status != Pass {
+		t.Fatalf("build-succeeds: %s %s", r.Status, r.Message)
+	}
+	r := g.Check(context.Background(), env)
+	if r.Status != Fail || !strings.Contains(r.Message, `[data-section="hero"] p "pale" is #d0d0d0 on #ffffff`) {
+		t.Fatalf("ui-renders did not load dist/: %s\n%s", r.Status, r.Message)
 	}
 }
