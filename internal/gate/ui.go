@@ -200,6 +200,9 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 		}
 	}
 	logger.Debug("rendered", "screens", len(screens), "elapsed", time.Since(start))
+	if err := keepHistory(env, shots); err != nil {
+		logger.Warn("cannot keep the screenshots of this iteration", "err", err)
+	}
 	var unused []string
 	for _, t := range CoreTokens {
 		if defined[t] && !used[t] {
@@ -434,6 +437,68 @@ func Slug(name string) string {
 		return "screen"
 	}
 	return s
+}
+
+// HistoryKept is how many completion attempts' screenshots ui-renders
+// keeps under PreviewDir/history/, for the dashboard's Preview page.
+const HistoryKept = 10
+
+// keepHistory copies this check's screenshots to
+// PreviewDir/history/task-T-iteration-I/ and removes the oldest beyond
+// HistoryKept; outside a run (no task or iteration) it keeps nothing.
+func keepHistory(env Env, shots []string) error {
+	if env.Task == 0 || env.Iteration == 0 || len(shots) == 0 {
+		return nil
+	}
+	hist := filepath.Join(env.Root, filepath.FromSlash(PreviewDir), "history")
+	dir := filepath.Join(hist, fmt.Sprintf("task-%d-iteration-%d", env.Task, env.Iteration))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, s := range shots {
+		data, err := os.ReadFile(filepath.Join(env.Root, filepath.FromSlash(s)))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, path.Base(s)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	olds := HistoryDirs(hist)
+	for i := HistoryKept; i < len(olds); i++ {
+		if err := os.RemoveAll(filepath.Join(hist, olds[i].Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HistoryDir is one completion attempt's screenshots.
+type HistoryDir struct {
+	// Name is the directory's: task-T-iteration-I.
+	Name            string
+	Task, Iteration int
+}
+
+// HistoryDirs lists the attempts kept under hist, newest first.
+func HistoryDirs(hist string) []HistoryDir {
+	entries, _ := os.ReadDir(hist)
+	var out []HistoryDir
+	for _, e := range entries {
+		var h HistoryDir
+		if _, err := fmt.Sscanf(e.Name(), "task-%d-iteration-%d", &h.Task, &h.Iteration); err != nil || !e.IsDir() {
+			continue
+		}
+		h.Name = e.Name()
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b HistoryDir) int {
+		if a.Task != b.Task {
+			return b.Task - a.Task
+		}
+		return b.Iteration - a.Iteration
+	})
+	return out
 }
 
 // resetPreview creates the preview directory and removes the screenshots

@@ -215,3 +215,37 @@ func TestUIRendersNpmDist(t *testing.T) {
 		t.Fatalf("ui-renders did not load dist/: %s\n%s", r.Status, r.Message)
 	}
 }
+
+// Each completion attempt's screenshots are kept for the Preview page,
+// the newest HistoryKept of them; outside a run none are.
+func TestUIRendersHistory(t *testing.T) {
+	dir := t.TempDir()
+	shots := []string{PreviewDir + "/home-desktop.png", PreviewDir + "/home-phone.png"}
+	if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(PreviewDir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shots {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(s)), []byte("png"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist := filepath.Join(dir, filepath.FromSlash(PreviewDir), "history")
+	if err := keepHistory(Env{Root: dir}, shots); err != nil || len(HistoryDirs(hist)) != 0 {
+		t.Fatalf("outside a run: %v, %v", err, HistoryDirs(hist))
+	}
+	for i := 1; i <= HistoryKept+2; i++ {
+		if err := keepHistory(Env{Root: dir, Task: 1, Iteration: i}, shots); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := keepHistory(Env{Root: dir, Task: 2, Iteration: 1}, shots); err != nil {
+		t.Fatal(err)
+	}
+	got := HistoryDirs(hist)
+	if len(got) != HistoryKept || got[0].Name != "task-2-iteration-1" || got[1].Name != "task-1-iteration-12" || got[len(got)-1].Name != "task-1-iteration-4" {
+		t.Fatalf("kept %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(hist, "task-2-iteration-1", "home-phone.png")); err != nil {
+		t.Error(err)
+	}
+}

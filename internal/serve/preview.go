@@ -77,6 +77,9 @@ type previewData struct {
 	// URL is the live app's; Error why it is not there.
 	URL, Version, Error string
 	Screens             []previewScreen
+	// History is the screenshots of each completion attempt kept,
+	// newest first.
+	History []previewAttempt
 	// Result is the latest ui-renders verdict, nil before one.
 	Result *store.GateResult
 }
@@ -85,6 +88,13 @@ type previewData struct {
 type previewScreen struct {
 	Name  string
 	Shots []string // file names under .ralph/preview
+}
+
+// previewAttempt is one completion attempt's screenshots.
+type previewAttempt struct {
+	Dir             string
+	Task, Iteration int
+	Shots           []string
 }
 
 // previewState is what /api/preview answers.
@@ -108,7 +118,16 @@ func (s *Server) pagePreview(w http.ResponseWriter, r *http.Request) {
 	p := s.base(ctx, r, "preview", "Preview")
 	var d previewData
 	d.URL, d.Version, d.Error = s.preview().refresh(ctx)
-	d.Screens = previewScreens(filepath.Join(s.ws.Root, filepath.FromSlash(gate.PreviewDir)))
+	dir := filepath.Join(s.ws.Root, filepath.FromSlash(gate.PreviewDir))
+	d.Screens = previewScreens(dir)
+	for _, h := range gate.HistoryDirs(filepath.Join(dir, "history")) {
+		names, _ := filepath.Glob(filepath.Join(dir, "history", h.Name, "*.png"))
+		a := previewAttempt{Dir: h.Name, Task: h.Task, Iteration: h.Iteration}
+		for _, n := range names {
+			a.Shots = append(a.Shots, filepath.Base(n))
+		}
+		d.History = append(d.History, a)
+	}
 	if st, err := s.store(ctx); err == nil {
 		if t, err := st.LatestTask(ctx); err == nil {
 			if results, err := st.GateResults(ctx, t.ID); err == nil {
@@ -152,14 +171,19 @@ func (s *Server) apiPreview(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, previewState{URL: base, Version: version, Error: why})
 }
 
-// previewShot serves one screenshot of .ralph/preview.
+// previewShot serves one screenshot of .ralph/preview, or of an
+// attempt under its history/.
 func (s *Server) previewShot(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	if name != path.Base(name) || !strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".") {
+	name, dir := r.PathValue("name"), r.PathValue("dir")
+	if name != path.Base(name) || !strings.HasSuffix(name, ".png") || strings.HasPrefix(name, ".") ||
+		(dir != "" && (dir != path.Base(dir) || !strings.HasPrefix(dir, "task-"))) {
 		http.NotFound(w, r)
 		return
 	}
-	data, err := os.ReadFile(filepath.Join(s.ws.Root, filepath.FromSlash(gate.PreviewDir), name))
+	if dir != "" {
+		dir = filepath.Join("history", dir)
+	}
+	data, err := os.ReadFile(filepath.Join(s.ws.Root, filepath.FromSlash(gate.PreviewDir), dir, name))
 	if err != nil {
 		http.NotFound(w, r)
 		return

@@ -47,6 +47,7 @@ func TestBrowserPreviewShowsTheApp(t *testing.T) {
 	_ = png.Encode(&shot, img)
 	write(".ralph/preview/home-desktop.png", shot.String())
 	write(".ralph/preview/home-phone.png", shot.String())
+	write(".ralph/preview/history/task-2-iteration-2/home-desktop.png", shot.String())
 	if err := f.st.AddGateResults(context.Background(), []store.GateResult{{TaskID: f.task, Iteration: 2, Gate: "ui-renders", Status: "fail",
 		Message: `text fails WCAG AA contrast: [data-section="hero"] p.lead "Tide tables" is #cccccc on #ffffff, 1.60:1`}}); err != nil {
 		t.Fatal(err)
@@ -58,13 +59,13 @@ func TestBrowserPreviewShowsTheApp(t *testing.T) {
 	}
 	waitFor(t, ctx, "the app's frame", `!!document.getElementById("preview-frame")`, 10*time.Second)
 	waitForFrame(t, ctx, "Tideline, first draft", 15*time.Second)
-	if got := eval[int](t, ctx, `document.querySelectorAll(".preview-shots img").length`); got != 2 {
-		t.Errorf("%d screenshots shown, want 2 (desktop and phone)", got)
+	if got := eval[int](t, ctx, `document.querySelectorAll(".preview-shots img").length`); got != 3 {
+		t.Errorf("%d screenshots shown, want 3 (desktop and phone, and the attempt's desktop)", got)
 	}
 	if got := eval[bool](t, ctx, `[...document.querySelectorAll(".preview-shots img")].every(i => i.complete && i.naturalWidth === 40)`); !got {
 		t.Error("the screenshots did not load")
 	}
-	if txt := eval[string](t, ctx, `document.querySelector(".preview").innerText`); !strings.Contains(txt, "#cccccc on #ffffff, 1.60:1") {
+	if txt := eval[string](t, ctx, `document.querySelector(".preview").innerText`); !strings.Contains(txt, "#cccccc on #ffffff, 1.60:1") || !strings.Contains(txt, "task 2, iteration 2") {
 		t.Errorf("the page lacks the ui-renders finding:\n%s", txt)
 	}
 	// The frame is another origin than the dashboard.

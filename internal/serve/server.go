@@ -226,6 +226,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /specs/log", s.localPage("specs", "Specs", s.pageSpecLog))
 	mux.HandleFunc("GET /preview", s.localPage("preview", "Preview", s.pagePreview))
 	mux.HandleFunc("GET /preview/shots/{name}", s.previewShot)
+	mux.HandleFunc("GET /preview/history/{dir}/{name}", s.previewShot)
 	mux.HandleFunc("GET /fragment/{name}", s.fragment)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(assets, "static"))))
 	// API.
