@@ -148,6 +148,7 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 		return Result{Status: Fail, Message: err.Error()}
 	}
 	defer stop()
+	site.base = base
 
 	screens := planScreens(p)
 	preview := filepath.Join(env.Root, filepath.FromSlash(PreviewDir))
@@ -521,6 +522,7 @@ func resetPreview(dir string) error {
 type site struct {
 	*render.Site
 	maps map[string]string // script URL path → its map's URL path
+	base string            // the URL it is served at
 }
 
 // newSite serves the bundle: each entry's script at the entry's own
@@ -669,6 +671,10 @@ func pageFindings(pg *render.Page, vp render.Viewport, sc screen, s *site, root 
 		case p.Kind == "error":
 			add(&fails, fmt.Sprintf("console error at %s: %s", orUnknown(at), p.Message),
 				fmt.Sprintf("Fix what makes the code at %s log this error; the page must load without console errors.", orStartup(at)))
+		case p.URL != "" && s.base != "" && !strings.HasPrefix(p.URL, s.base+"/"):
+			// Another host's file: the gate's machine may be offline.
+			add(&warns, fmt.Sprintf("browser error (%s): %s (%s)", p.Kind, p.Message, p.URL),
+				"The page loads this from another host, which did not answer here (the gate may run offline): bundle it with the app (npm package or a file in public/) so the page does not depend on the network.")
 		default:
 			what := fmt.Sprintf("browser error (%s): %s", p.Kind, p.Message)
 			if p.URL != "" {

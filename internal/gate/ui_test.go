@@ -117,6 +117,10 @@ func TestUIRenders(t *testing.T) {
 			"src/index.css": ":root { --background: #ffffff; --foreground: #111111; --primary: #0050aa; }\nbody { margin: 0; background: var(--background); color: var(--foreground); }\n",
 			"src/app.ts":    strings.Replace(appTS, "</ul>", "</ul><img src=\"data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=\" width=\"20\" height=\"20\"><button class=\"icon\"><svg width=\"16\" height=\"16\"></svg></button>", 1)}, Warn,
 			[]string{"theme tokens defined but used on no screen: --primary", "[desktop] image without alt: [data-section=\"features\"] img", "[desktop] button without an accessible name: [data-section=\"features\"] button.icon"}},
+		{"a missing file fails, another host's only warns", map[string]string{"index.html": strings.Replace(uiApp["index.html"], "<title>",
+			`<link rel="stylesheet" href="http://offline.invalid/font.css"><script src="/missing.js"></script><title>`, 1)}, Fail,
+			[]string{"browser error (network): Failed to load resource: the server responded with a status of 404 (Not Found) (/missing.js)",
+				"Warnings:", "(http://offline.invalid/font.css)", "the gate may run offline"}},
 		{"phone overflow", map[string]string{"src/index.css": uiApp["src/index.css"] + "ul { width: 640px; }\n"}, Fail,
 			[]string{"the page is ", "px wide on a 390px phone", "ul"}},
 	} {
