@@ -671,6 +671,8 @@ func pageFindings(pg *render.Page, vp render.Viewport, sc screen, s *site, root 
 		case p.Kind == "error":
 			add(&fails, fmt.Sprintf("console error at %s: %s", orUnknown(at), p.Message),
 				fmt.Sprintf("Fix what makes the code at %s log this error; the page must load without console errors.", orStartup(at)))
+		case p.Kind == "dialog":
+			add(&warns, p.Message, "Show messages in the page instead of alert, confirm or prompt: a dialog stops the page until someone answers it.")
 		case p.URL != "" && s.base != "" && !strings.HasPrefix(p.URL, s.base+"/"):
 			// Another host's file: the gate's machine may be offline.
 			add(&warns, fmt.Sprintf("browser error (%s): %s (%s)", p.Kind, p.Message, p.URL),

@@ -121,6 +121,8 @@ func TestUIRenders(t *testing.T) {
 			`<link rel="stylesheet" href="http://offline.invalid/font.css"><script src="/missing.js"></script><title>`, 1)}, Fail,
 			[]string{"browser error (network): Failed to load resource: the server responded with a status of 404 (Not Found) (/missing.js)",
 				"Warnings:", "(http://offline.invalid/font.css)", "the gate may run offline"}},
+		{"an alert at start-up is answered, and warned of", map[string]string{"src/main.ts": "alert('Welcome aboard')\n" + uiApp["src/main.ts"]}, Warn,
+			[]string{`[desktop, phone] the page called alert(): "Welcome aboard"`, "Show messages in the page instead of alert"}},
 		{"phone overflow", map[string]string{"src/index.css": uiApp["src/index.css"] + "ul { width: 640px; }\n"}, Fail,
 			[]string{"the page is ", "px wide on a 390px phone", "ul"}},
 	} {

@@ -144,7 +144,8 @@ func (b *Browser) Close() error {
 // Problem is an error the page threw or logged.
 type Problem struct {
 	// Kind is "exception" (uncaught, or an unhandled rejection), "error"
-	// (console.error) or the browser log's source ("network", …).
+	// (console.error), "dialog" (alert, confirm or prompt; the gate
+	// accepts it) or the browser log's source ("network", …).
 	Kind    string
 	Message string
 	// URL, Line and Col are where it happened in what the browser ran;
@@ -284,6 +285,16 @@ func (b *Browser) load(ctx context.Context, t *tab, url string, vp Viewport, sec
 	var mu sync.Mutex
 	var problems []Problem
 	if err := chromedp.Listen(tctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			// A dialog stops the page until someone answers it: answer
+			// it (not from the listener, which must not call the
+			// browser) and say so.
+			go func() { _, _ = chromedp.Run(tctx, answerDialog()) }()
+			mu.Lock()
+			problems = append(problems, Problem{Kind: "dialog", Message: fmt.Sprintf("the page called %s(): %q", d.Type, d.Message), URL: d.URL})
+			mu.Unlock()
+			return
+		}
 		p, ok := problem(ev)
 		if !ok {
 			return
@@ -323,6 +334,14 @@ func (b *Browser) load(ctx context.Context, t *tab, url string, vp Viewport, sec
 	page.Problems = problems
 	mu.Unlock()
 	return page, nil
+}
+
+// answerDialog accepts the dialog the page has open.
+func answerDialog() chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		return chromedp.Void{}, err
+	}
 }
 
 // screenshot captures the whole page as PNG, encoded for speed rather
