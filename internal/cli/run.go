@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/doctor"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/planreport"
 	"github.com/ralph-harness/ralph/internal/progress"
@@ -313,6 +314,7 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 	if err != nil {
 		return err
 	}
+	defer gate.Close(opt.Gates) // ui-renders's browser lives for the run
 	start := message != ""
 	if start {
 		opt.Request, opt.Plan = token, o.planSrc

@@ -212,6 +212,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		if err != nil {
 			return err
 		}
+		defer gate.Close(opt.Gates)
 		rep := newReporter(g.Stdout, o.json)
 		defer rep.Close()
 		opt.Reporter = rep
