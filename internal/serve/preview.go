@@ -2,6 +2,9 @@ package serve
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
 	"net/http"
 	"os"
 	"path"
@@ -26,8 +29,11 @@ type preview struct {
 	// version changes with what the app serves; err is why the last
 	// build failed.
 	version, err string
-	base         string
-	stop         func()
+	// tree is the fingerprint of the working tree the build was made
+	// from: the app is rebuilt only when it changes.
+	tree string
+	base string
+	stop func()
 }
 
 // ServeHTTP serves the current build.
@@ -45,9 +51,19 @@ func (p *preview) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // refresh rebuilds the app and starts its server the first time; it
 // returns the app's URL, its version and why it does not build.
 func (p *preview) refresh(ctx context.Context) (base, version, why string) {
+	tree := fingerprint(p.root)
+	p.mu.Lock()
+	same := tree == p.tree && (p.site != nil || p.err != "")
+	p.mu.Unlock()
+	if same {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.base, p.version, p.err
+	}
 	site, v, err := gate.AppSite(ctx, p.root, "")
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tree = tree
 	if err != nil {
 		p.err = err.Error()
 	} else {
@@ -61,6 +77,30 @@ func (p *preview) refresh(ctx context.Context) (base, version, why string) {
 		p.base, p.stop = b, stop
 	}
 	return p.base, p.version, p.err
+}
+
+// fingerprint sums up the names, sizes and modification times of the
+// files under root that a build reads (not .git, .ralph, node_modules
+// or dist), so that a change to any of them changes it.
+func fingerprint(root string) string {
+	h := fnv.New64a()
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", ".ralph", "node_modules", "dist":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			fmt.Fprintf(h, "%s\x00%d\x00%d\n", p, info.Size(), info.ModTime().UnixNano())
+		}
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum64())
 }
 
 func (p *preview) close() {
