@@ -102,6 +102,7 @@ func (a *Agent) AnswerArgs(user string) []string {
 	if a.Config.Model != "" {
 		argv = append(argv, "-m", a.Config.Model)
 	}
+	argv = append(argv, a.Config.Args...)
 	return append(argv, "--prompt", user)
 }
 
