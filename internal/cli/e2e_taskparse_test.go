@@ -10,6 +10,12 @@ import (
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
+// templateParser ends a ralph.toml with [task] parser = "template": the
+// runs of tests about something else do not ask the agent to split the
+// task first (an agent with a single-answer mode would take a scripted
+// turn, or, hanging, hold the run for the answer's timeout).
+const templateParser = "\n[task]\nparser = \"template\"\n"
+
 // isTaskParse recognises the task parser's request: its system prompt.
 func isTaskParse(r testutil.Request) bool {
 	return strings.Contains(r.System, "You are the task intake step of ralph")
