@@ -180,7 +180,7 @@ sleep 300 &
 echo "$$ $!" > "`+pids+`"
 wait
 `)
-	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n", fake))
+	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n", fake)+templateParser)
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, time.Minute, "run", "--agent", "claude", "--idle-timeout", "1s", "--max-iterations", "1", "do something")
