@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -69,10 +71,21 @@ func (s *Server) Watch(ctx context.Context) {
 	lastPID := -1
 	t := time.NewTicker(s.opt.Poll)
 	defer t.Stop()
+	stopNotify := func() {}
+	defer func() { stopNotify() }()
+	notifying := false
 	for {
 		pid := s.ws.HolderPID()
 		changed := pid != lastPID
 		if st, err := s.store(ctx); err == nil {
+			if !notifying {
+				// The dashboard sends the notifications and takes their
+				// answers while no run does (the notify lock decides).
+				notifying = true
+				if cfg, err := config.Load(s.ws.Root); err == nil {
+					stopNotify = session.StartNotifierLog(ctx, s.log, s.ws, st, cfg.Notify, cfg.Limits.MaxCost)
+				}
+			}
 			if v, err := st.DataVersion(ctx); err == nil && v != lastVersion {
 				lastVersion, changed = v, true
 			}
