@@ -1,5 +1,7 @@
 // Package approval lists the requests a plan's <Human> made and answers
-// them (approve, reject), in the store a run reads them from.
+// them (approve, reject), and takes a person's stop requests to a running
+// loop (ralph stop, and stop --clear to withdraw one), in the store a run
+// reads them from.
 package approval
 
 import (

@@ -141,7 +141,7 @@ Start with:
 		newThemeCommand(g),
 		newRecipeCommand(g),
 		newSpecsCommand(g),
-		newServeCommand(g),
+		newServeCommand(g), newPreviewCommand(g),
 		newDoctorCommand(g),
 		newNotifyCommand(g),
 	)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/agent"
-	"github.com/ralph-harness/ralph/internal/agent/api"
 	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -20,7 +19,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
-	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -45,29 +43,6 @@ type agentFlags = registry.Flags
 // registry.BuildChain).
 func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
 	return registry.BuildChain(ws, cfg, f, logger)
-}
-
-// taskParser returns the parser that writes task.md: Option A through the
-// api agent's model when [task] parser asks for it (or, on auto, when the
-// run uses the api agent or ralph.toml configures it), else the template.
-func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Parser {
-	p := &task.Parser{Logger: logger}
-	_, configured := cfg.Agents["api"]
-	switch cfg.Task.Parser {
-	case "template":
-		return p
-	case "", "auto":
-		if ag.Name() != "api" && !configured {
-			return p
-		}
-	}
-	m, err := api.NewModel(registry.APIConfig(cfg, cfg.Agents["api"], agentFlags{}), logger)
-	if err != nil {
-		logger.Warn("task parser: no model, using the template", "err", err)
-		return p
-	}
-	p.Model = m
-	return p
 }
 
 // engineOptions wires an engine from configuration.
@@ -114,7 +89,7 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 			return plancontext.Format(c)
 		},
 		Snapshots:  snaps,
-		TaskParser: taskParser(cfg, ag, g.Logger),
+		TaskParser: registry.TaskParser(cfg, ag, g.Logger),
 		Logger:     g.Logger,
 	}
 	// The scope gate compares marked sections with their task-N-pre state.

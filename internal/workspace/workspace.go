@@ -55,6 +55,8 @@ const (
 	// NotifyLock is held by the one process that sends a workspace's
 	// notifications and listens for their answers (a run, or ralph serve).
 	NotifyLock = "notify.lock"
+	// Preview holds the ui-renders gate's screenshots of the app.
+	Preview = "preview"
 )
 
 // Status values of status.txt.
