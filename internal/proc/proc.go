@@ -307,6 +307,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	outW.Close()
 	errW.Close()
 	pgid := cmd.Process.Pid
+	adopt(pgid)
 	var res Result
 	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
 		leaderStart, _ := startTime(pgid)

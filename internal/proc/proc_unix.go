@@ -24,3 +24,6 @@ func terminate(pgid int, grace time.Duration, exited <-chan error) error {
 func killGroup(pgid int) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
+
+// adopt does nothing on Unix: the process leads its own group already.
+func adopt(pid int) {}
