@@ -262,3 +262,31 @@ func TestTaskRestartsOnAnotherWorkerAfterKill(t *testing.T) {
 		t.Errorf("the finished attempt's worktree is still there: %v", err)
 	}
 }
+
+// While the Temporal server is down, the submitter says once that it
+// does not answer and goes on trying, instead of printing nothing.
+func TestSubmitterSaysTheServerIsDown(t *testing.T) {
+	c := newCluster(t)
+	worker(t, c, "worker-a", 1)
+	work := repo(t, map[string]string{"slow.json": slowScript(60)})
+	runArgs := append([]string{"run"}, c.args()...)
+	runArgs = append(runArgs, "--agent", "script", "--script", "slow.json", "--max-iterations", "500", "count")
+	sub := start(t, work, runArgs...)
+	eventually(t, 90*time.Second, "the run to reach its second iteration", func() bool {
+		return strings.Contains(sub.Output(), "iteration 2")
+	})
+	c.ts.Stop()
+	const said = "ralph: the Temporal server does not answer"
+	eventually(t, 60*time.Second, "the submitter to say the server does not answer", func() bool {
+		return strings.Contains(sub.Output(), said)
+	})
+	time.Sleep(5 * time.Second)
+	if out := sub.Output(); strings.Count(out, said) != 1 || !strings.Contains(out, "retrying until it does") {
+		t.Errorf("the submitter should say once that the server is down and that it retries:\n%s", out)
+	}
+	select {
+	case <-sub.done:
+		t.Errorf("the submitter gave up while the server was down:\n%s", sub.Output())
+	default:
+	}
+}
