@@ -20,10 +20,9 @@ func EndOrphan(ctx context.Context, o Orphan, t ProcessTable, grace time.Duratio
 		}
 		if cur.Whole {
 			_ = syscall.Kill(-cur.PGID, sig)
-		} else {
-			for _, pid := range cur.PIDs {
-				_ = syscall.Kill(pid, sig)
-			}
+		}
+		for _, pid := range cur.PIDs {
+			_ = syscall.Kill(pid, sig)
 		}
 		return false
 	}
