@@ -8,12 +8,17 @@ GO ?= go
 ## test: install what the tests need, then run every test
 test: deps
 	$(GO) vet ./...
+	GO=$(GO) ./scripts/cross-build.sh
 	$(GO) test -count=1 -timeout 20m ./...
 	cd internal/temporaltest && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## The tests against an in-process Temporal server live in their own Go
 ## module (internal/temporaltest), so the server stays out of ralph's
 ## go.sum and binary; they drive the ralph binary as real processes.
+
+## scripts/cross-build.sh compiles ralph for linux, darwin and windows
+## on amd64 and arm64 (go vet for windows and darwin, tests included), so
+## a change that breaks another system fails CI.
 
 ## deps: Go modules, the pinned agent CLIs (npm), Chromium for the
 ## dashboard's browser tests, and a git identity

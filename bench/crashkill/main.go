@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command crashkill measures what ralph makes of a command killed with
 // SIGKILL at a uniformly random moment, as a user's machine would do it,
 // for four commands (modes):

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command gap measures ralph's own time between two agent sessions, and
 // a task's fixed cost, against yardsticks taken in the same run.
 //

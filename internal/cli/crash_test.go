@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/store"
 )
 
@@ -207,7 +208,7 @@ func TestInterruptThenResume(t *testing.T) {
 	if pid > 0 {
 		gone := false
 		for range 100 {
-			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			if !proc.Alive(pid) {
 				gone = true
 				break
 			}

@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -218,7 +218,7 @@ func alive(pid int) bool {
 	for {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			if syscall.Kill(pid, 0) == syscall.ESRCH {
+			if !proc.Alive(pid) {
 				return false
 			}
 		} else if _, rest, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(rest, "Z") {

@@ -159,8 +159,9 @@ func wrapTemporal(g *Globals, cmd *cobra.Command, mode temporalclient.Mode, fn f
 			}
 			return fn(ctx, t, cmd, args)
 		}
+		// --temporal with --workflow names all it needs: no repository.
 		_, cfg, err := openWorkspace(ctx, g)
-		if err != nil {
+		if err != nil && (t.Address == "" || t.Workflow == "") {
 			return err
 		}
 		if !t.On(cfg) {

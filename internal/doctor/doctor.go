@@ -19,6 +19,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/render"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -349,6 +350,9 @@ func checkLock(_ context.Context, env *doctorEnv) []finding {
 }
 
 func checkOrphans(ctx context.Context, env *doctorEnv) []finding {
+	if note := proc.OrphanSupport(); note != "" {
+		return []finding{{Status: findingInfo, Message: note}}
+	}
 	if env.st == nil {
 		return []finding{{Status: findingOK, Message: "none (no run has recorded any process)"}}
 	}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -140,7 +139,7 @@ func RunWith(ctx context.Context, dir string, o Options, args ...string) ([]byte
 	cmd := exec.CommandContext(ctx, "git", args...)
 	// On cancel, ask git to stop so that it removes its lock files; kill it
 	// only if it has not stopped after a while.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.Cancel = func() error { return stop(cmd.Process) }
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
 	// A git must not outlive the ralph that started it: it would hold its

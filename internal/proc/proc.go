@@ -61,7 +61,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -323,6 +322,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	outW.Close()
 	errW.Close()
 	pgid := cmd.Process.Pid
+	adopt(pgid)
 	var res Result
 	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
 		leaderStart, _ := startTime(pgid)
@@ -397,7 +397,7 @@ loop:
 		}
 	}
 	// Whatever the leader left running goes with it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killGroup(pgid)
 	// The group is gone, so the pipes close unless a process that left
 	// the group holds them: read what is left for a short grace only.
 	drained := make(chan struct{})
@@ -433,19 +433,6 @@ loop:
 		return res, fmt.Errorf("run %s: %w", s.Argv[0], waitErr)
 	}
 	return res, nil
-}
-
-// terminate sends SIGTERM to the group, then SIGKILL after grace, and
-// returns the leader's wait error.
-func terminate(pgid int, grace time.Duration, exited <-chan error) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		return err
-	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-exited
-	}
 }
 
 func readLines(r io.Reader, fn func(string)) {

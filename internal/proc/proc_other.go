@@ -2,24 +2,15 @@
 
 package proc
 
-import (
-	"os"
-	"os/exec"
-	"syscall"
-)
+import "os"
 
 // Without Linux's parent-death signal and /proc, a process runs directly
-// in its own session and group, and no group is ever judged orphaned.
+// in its own group (a session on Unix, a job object on Windows), and no
+// group is ever judged orphaned.
 const supervisorEnv = "RALPH_PROC_SUPERVISOR"
 
 // RunSupervisor does nothing here: there is no supervisor to be.
 func RunSupervisor() {}
-
-func command(path string, argv, env []string) *exec.Cmd { return directCommand(path, argv, env) }
-
-func directCommand(path string, argv, env []string) *exec.Cmd {
-	return &exec.Cmd{Path: path, Args: argv, Env: env, SysProcAttr: &syscall.SysProcAttr{Setsid: true}}
-}
 
 func startTime(pid int) (uint64, bool) { return 0, false }
 

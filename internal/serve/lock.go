@@ -6,8 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"github.com/ralph-harness/ralph/internal/filelock"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -48,9 +48,9 @@ func LockWorkspace(ws *workspace.Workspace) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock dashboard: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("lock dashboard: %w", err)
 		}
 		data, _ := os.ReadFile(ws.Path(LockFile))

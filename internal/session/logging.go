@@ -170,7 +170,7 @@ func (o *logOutput) show(level slog.Level, text string) {
 type logHandler struct {
 	out  *logOutput
 	text slog.Handler
-	// errAttr is the "err" attribute the logger was given With, if any.
+	// errAttr is the error attribute the logger was given With, if any.
 	errAttr string
 }
 
@@ -194,7 +194,7 @@ func (h *logHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	c := *h
 	c.text = h.text.WithAttrs(as)
 	for _, a := range as {
-		if a.Key == "err" {
+		if isErrKey(a.Key) {
 			c.errAttr = a.Value.String()
 		}
 	}
@@ -207,13 +207,19 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
-// noticeText words a record for a person: its message, then its "err"
-// attribute, the one detail that says what went wrong. The other
-// attributes stay in the log file.
+// isErrKey reports whether an attribute carries the error: "err" as
+// ralph names it, or "Error" as the Temporal SDK does.
+func isErrKey(key string) bool {
+	return strings.EqualFold(key, "err") || strings.EqualFold(key, "error")
+}
+
+// noticeText words a record for a person: its message, then its error
+// attribute (see isErrKey), the one detail that says what went wrong.
+// The other attributes stay in the log file.
 func noticeText(r slog.Record, errAttr string) string {
 	text := r.Message
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "err" {
+		if isErrKey(a.Key) {
 			errAttr = a.Value.String()
 			return false
 		}

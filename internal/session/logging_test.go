@@ -75,6 +75,16 @@ func TestLogRouting(t *testing.T) {
 			file:      []string{`level=ERROR msg="record event" err="disk full"`},
 		},
 		{
+			// The Temporal SDK names its error attribute "Error"
+			// ("RecordActivityHeartbeat with error", Error=…).
+			name: "an error given under the Temporal SDK's key is shown too",
+			log: func(l *slog.Logger) {
+				l.Warn("RecordActivityHeartbeat with error", "Error", errors.New("workflow is busy"))
+			},
+			stderr:    []string{"ralph: warning: RecordActivityHeartbeat with error: workflow is busy\n"},
+			notStderr: []string{"time="},
+		},
+		{
 			name:      "without a run, a warning is a plain ralph line on stderr",
 			log:       func(l *slog.Logger) { l.Warn("removing a stale lock", "age", "2m") },
 			stderr:    []string{"ralph: warning: removing a stale lock\n"},

@@ -35,6 +35,10 @@ const maxRecorded = 30
 // not hold a command up.
 const queryTimeout = 3 * time.Second
 
+// busyQueryTimeout is how much longer a status query waits when the
+// workflow's worker heartbeats, so is there but slow to answer.
+const busyQueryTimeout = 10 * time.Second
+
 // submitted is a workflow this workspace started or attached to.
 type submitted struct {
 	ID   string `json:"id"`
@@ -192,10 +196,11 @@ func withTargets(ctx context.Context, g *Globals, t *Flags, fn func(c client.Cli
 }
 
 // withClient dials the cluster the workspace's flags and ralph.toml name
-// and calls fn with the client, closed afterwards.
+// and calls fn with the client, closed afterwards. With --workflow and
+// --temporal it needs no workspace: the flags name all it works on.
 func (t *Flags) withClient(ctx context.Context, g *Globals, fn func(c client.Client) error) error {
 	_, cfg, err := session.OpenWorkspace(ctx, g)
-	if err != nil {
+	if err != nil && (t.Workflow == "" || t.Address == "") {
 		return err
 	}
 	c, _, err := t.Dial(ctx, g, cfg)
@@ -213,6 +218,13 @@ func describeRun(ctx context.Context, c client.Client, rec submitted) (temporalr
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	s, err := temporalrun.Describe(qctx, c, rec.ID)
+	if err != nil && ctx.Err() == nil && heard(s) {
+		// Its worker heartbeats: it is there, only slow to answer (a
+		// loaded machine). Give the query longer before saying so.
+		bctx, bcancel := context.WithTimeout(ctx, busyQueryTimeout)
+		s, err = temporalrun.Describe(bctx, c, rec.ID)
+		bcancel()
+	}
 	if s.Job.Kind == "" {
 		s.Job.Kind, s.Job.Name = rec.Kind, rec.Name
 	}
@@ -224,6 +236,9 @@ func describeRun(ctx context.Context, c client.Client, rec submitted) (temporalr
 			return s, err // no such workflow, or the cluster is away
 		} else if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 			s.Error = "no worker answered the status query: is a ralph worker serving the task queue?"
+			if heard(s) {
+				s.Error = fmt.Sprintf("%s works on it but did not answer the status query within %s (a busy machine); its heartbeat says what runs", s.Running.Worker, queryTimeout+busyQueryTimeout)
+			}
 			return s, nil
 		}
 	}
@@ -240,6 +255,11 @@ func describeRun(ctx context.Context, c client.Client, rec submitted) (temporalr
 		s.Closed = "WORKFLOW_EXECUTION_STATUS_CLOSED"
 	}
 	return s, nil
+}
+
+// heard reports whether s names a worker that heartbeats for the attempt.
+func heard(s temporalrun.Snapshot) bool {
+	return s.Running != nil && s.Running.Worker != "" && s.SilentSince.IsZero()
 }
 
 // running reports whether the workflow has not ended.
@@ -313,7 +333,7 @@ func Status(ctx context.Context, g *Globals, t *Flags, asJSON bool) error {
 				fmt.Fprintf(g.Stdout, "  restarted: %s\n", r)
 			}
 			if r := s.Result; r != nil {
-				fmt.Fprintf(g.Stdout, "  ended on %s with exit code %d; branch %s at %s; transcript %s\n", r.Worker, r.ExitCode, r.Branch, r.Commit, r.Transcript)
+				fmt.Fprintf(g.Stdout, "  ended on %s with exit code %d; %s; transcript %s\n", r.Worker, r.ExitCode, pushed(r), r.Transcript)
 			}
 			if s.Error != "" {
 				fmt.Fprintf(g.Stdout, "  error: %s\n", s.Error)
@@ -589,11 +609,21 @@ func Serve(ctx context.Context, g *Globals, t *Flags, serveDashboard func(serve.
 	return serveDashboard(&temporalRemote{c: c, recs: func(ctx context.Context) ([]submitted, error) { return t.targets(ctx, g) }})
 }
 
+// pushed says what an ended workflow left on the remote: its branch at
+// the commit it pushed, or that it pushed nothing (a task that was
+// stopped or failed pushes no commit).
+func pushed(r *temporalrun.Result) string {
+	if r.Commit == "" {
+		return "nothing pushed"
+	}
+	return fmt.Sprintf("branch %s at %s", r.Branch, r.Commit)
+}
+
 // humanRequests are a workflow's pending requests as the store shows them.
 func humanRequests(s temporalrun.Snapshot) []store.HumanRequest {
 	out := []store.HumanRequest{}
 	for _, q := range livePending(s) {
-		out = append(out, store.HumanRequest{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options, Status: store.HumanPending})
+		out = append(out, store.HumanRequest{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options, Status: store.HumanPending, CreatedAt: q.CreatedAt})
 	}
 	return out
 }

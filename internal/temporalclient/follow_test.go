@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/serve"
 	"github.com/ralph-harness/ralph/internal/session"
@@ -116,7 +117,8 @@ func TestRecordWorkflows(t *testing.T) {
 
 // remoteRun turns a workflow's snapshot into the dashboard's row.
 func TestRemoteRun(t *testing.T) {
-	req := temporalrun.Request{ID: 2, Type: "approval", Prompt: "Deploy?"}
+	asked := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	req := temporalrun.Request{ID: 2, Type: "approval", Prompt: "Deploy?", CreatedAt: asked}
 	for _, tc := range []struct {
 		name string
 		s    temporalrun.Snapshot
@@ -127,8 +129,16 @@ func TestRemoteRun(t *testing.T) {
 			Running: &temporalrun.Progress{Worker: "w1", Attempt: 2, Iteration: 5, Events: 40, Phase: "implement"},
 		}, func(r serve.RemoteRun) bool {
 			return r.Running && !r.Ended && r.Worker == "w1" && r.Attempt == 2 && r.Iteration == 5 && r.Events == 40 && r.Phase == "implement" &&
-				len(r.Pending) == 1 && r.Pending[0].ID == 2 && r.Pending[0].Status == store.HumanPending && r.Stop == "later" &&
+				len(r.Pending) == 1 && r.Pending[0].ID == 2 && r.Pending[0].Status == store.HumanPending && r.Pending[0].CreatedAt.Equal(asked) && r.Stop == "later" &&
 				r.State == "attempt 2 on w1 · implement · iteration 5 · 40 events · waiting for a human: request 2: Deploy?"
+		}},
+		{"running, its worker silent", temporalrun.Snapshot{
+			Status:      temporalrun.Status{Job: temporalrun.Job{Kind: "task", Name: "ship"}},
+			Running:     &temporalrun.Progress{Worker: "w1", Attempt: 1, Iteration: 2, Events: 9, Phase: "build"},
+			SilentSince: asked,
+		}, func(r serve.RemoteRun) bool {
+			return r.Running && r.Worker == "w1" &&
+				strings.HasPrefix(r.State, "attempt 1 on w1 (not heard from since "+asked.Local().Format(time.TimeOnly)+": lost if it stays silent until the heartbeat timeout) · build")
 		}},
 		{"completed", temporalrun.Snapshot{
 			Status: temporalrun.Status{Job: temporalrun.Job{Kind: "spec", Name: "0001-a"}, Pending: temporalrun.Pending{Requests: []temporalrun.Request{req}}, Done: true, Attempts: 1,
@@ -150,5 +160,21 @@ func TestRemoteRun(t *testing.T) {
 				t.Errorf("remoteRun = %+v", r)
 			}
 		})
+	}
+}
+
+// A workflow that pushed nothing (a stopped task) says so, instead of
+// naming its branch "at" no commit.
+func TestPushedNamesNoEmptyCommit(t *testing.T) {
+	for _, tc := range []struct {
+		r    temporalrun.Result
+		want string
+	}{
+		{temporalrun.Result{Branch: "ralph/task/x", Commit: "abc123"}, "branch ralph/task/x at abc123"},
+		{temporalrun.Result{Branch: "ralph/task/x", ExitCode: 9}, "nothing pushed"},
+	} {
+		if got := pushed(&tc.r); got != tc.want {
+			t.Errorf("pushed(%+v) = %q, want %q", tc.r, got, tc.want)
+		}
 	}
 }

@@ -139,6 +139,9 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 		if p.Worker != "" {
 			fmt.Fprintf(&b, " on %s", p.Worker)
 		}
+		if !s.SilentSince.IsZero() {
+			fmt.Fprintf(&b, " (not heard from since %s: lost if it stays silent until the heartbeat timeout)", s.SilentSince.Local().Format(time.TimeOnly))
+		}
 		if p.Phase != "" {
 			fmt.Fprintf(&b, " · %s", p.Phase)
 		}
@@ -170,6 +173,8 @@ type follower struct {
 	g    *Globals
 	mu   sync.Mutex
 	last map[string]string
+	// down is set while the cluster does not answer (see reach).
+	down bool
 }
 
 func (f *follower) show(id, name string) func(temporalrun.Snapshot) {
@@ -184,6 +189,21 @@ func (f *follower) show(id, name string) func(temporalrun.Snapshot) {
 			f.last[id] = line
 			fmt.Fprintln(f.g.Stdout, line)
 		}
+	}
+}
+
+// reach says once that the cluster does not answer (err set), and once
+// that it answers again (nil), however many workflows f follows.
+func (f *follower) reach(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err != nil && !f.down:
+		f.down = true
+		fmt.Fprintf(f.g.Stderr, "ralph: the Temporal server does not answer (%s); retrying until it does, the workflows go on where they run\n", progress.OneLine(err.Error(), 120))
+	case err == nil && f.down:
+		f.down = false
+		fmt.Fprintln(f.g.Stderr, "ralph: the Temporal server answers again")
 	}
 }
 
@@ -251,7 +271,7 @@ func FollowTask(ctx context.Context, g *Globals, c client.Client, id string) err
 			f.printf("task: restarted: %s\n", s.Restarts[restarts])
 		}
 		show(s)
-	})
+	}, f.reach)
 	if err != nil && ctx.Err() != nil {
 		return failure.New(engine.Interrupted, fmt.Errorf("interrupted; workflow %s goes on (follow it with ralph resume --temporal, end it with ralph stop --temporal)", id))
 	}
@@ -448,7 +468,7 @@ func RunSpecs(ctx context.Context, g *Globals, t *Flags, ws *workspace.Workspace
 		}
 		f.printf("%s: %s workflow %s\n", sp.ID, verb, id)
 		go func() {
-			res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, sp.ID))
+			res, err := temporalrun.Wait(ctx, c, id, time.Second, f.show(id, sp.ID), f.reach)
 			results <- outcome{sp, res, err}
 		}()
 	}
@@ -506,7 +526,7 @@ func SpecsStatus(ctx context.Context, g *Globals, t *Flags, ws *workspace.Worksp
 			if s.Result.Reason != "" {
 				reason = " (" + s.Result.Reason + ")"
 			}
-			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d%s; branch %s at %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, reason, s.Result.Branch, s.Result.Commit)
+			fmt.Fprintf(g.Stdout, "%s: ended on %s with exit code %d%s; %s\n", sp.ID, s.Result.Worker, s.Result.ExitCode, reason, pushed(s.Result))
 		default:
 			fmt.Fprintln(g.Stdout, progressLine(sp.ID, s))
 		}

@@ -178,7 +178,7 @@ func (r *Runner) sync(ctx context.Context, st *store.Store, p *Progress, wfID, r
 	}
 	var now []Request
 	for _, q := range reqs {
-		now = append(now, Request{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options})
+		now = append(now, Request{ID: q.ID, Type: q.Type, Prompt: q.Prompt, Options: q.Options, CreatedAt: q.CreatedAt})
 	}
 	if !slices.EqualFunc(now, *sent, func(a, b Request) bool { return a.ID == b.ID }) {
 		if err := r.Client.SignalWorkflow(ctx, wfID, runID, SignalPending, Pending{Attempt: attempt, Requests: now}); err == nil {

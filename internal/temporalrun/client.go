@@ -8,6 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 )
@@ -82,6 +83,34 @@ type Snapshot struct {
 	Running *Progress
 	// Closed is the workflow's close status, empty while it runs.
 	Closed string
+	// SilentSince is when the worker running the attempt was last heard
+	// from, set once that is more than silentAfter ago: it may be lost,
+	// which the cluster decides when the heartbeat timeout passes.
+	SilentSince time.Time
+}
+
+// silentAfter is how long a running attempt's worker may go without a
+// heartbeat before a Snapshot says so; a live one beats every second or
+// two.
+const silentAfter = 10 * time.Second
+
+// silentSince is when a's worker was last heard from, or zero when a is
+// not running or was heard from within silentAfter of now.
+func silentSince(a *workflowpb.PendingActivityInfo, now time.Time) time.Time {
+	if a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
+		return time.Time{}
+	}
+	var last time.Time
+	if st := a.GetLastStartedTime(); st != nil {
+		last = st.AsTime()
+	}
+	if hb := a.GetLastHeartbeatTime(); hb != nil && hb.AsTime().After(last) {
+		last = hb.AsTime()
+	}
+	if last.IsZero() || now.Sub(last) < silentAfter {
+		return time.Time{}
+	}
+	return last
 }
 
 // Describe queries workflow id and reads its pending attempt's heartbeat.
@@ -113,6 +142,7 @@ func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error)
 			p.Worker = a.GetLastWorkerIdentity()
 		}
 		s.Running = &p
+		s.SilentSince = silentSince(a, time.Now())
 	}
 	q, err := c.QueryWorkflow(ctx, id, "", QueryStatus)
 	if err != nil {
@@ -127,9 +157,18 @@ func Describe(ctx context.Context, c client.Client, id string) (Snapshot, error)
 	return s, nil
 }
 
+// describeTimeout bounds one look at a workflow while Wait follows it.
+const describeTimeout = 10 * time.Second
+
+// healthTimeout bounds the check that tells a cluster that does not
+// answer from a workflow whose status query is slow.
+const healthTimeout = 5 * time.Second
+
 // Wait waits for workflow id's result, calling each with a Snapshot
-// every period while it runs.
-func Wait(ctx context.Context, c client.Client, id string, period time.Duration, each func(Snapshot)) (Result, error) {
+// every period while it runs. When the cluster stops answering it calls
+// reach once with the error, and once with nil when it answers again;
+// reach may be nil.
+func Wait(ctx context.Context, c client.Client, id string, period time.Duration, each func(Snapshot), reach func(error)) (Result, error) {
 	done := make(chan struct{})
 	var res Result
 	var err error
@@ -139,18 +178,40 @@ func Wait(ctx context.Context, c client.Client, id string, period time.Duration,
 	}()
 	t := time.NewTicker(period)
 	defer t.Stop()
+	down := false
 	for {
 		select {
 		case <-done:
 			return res, err
 		case <-t.C:
-			if each != nil {
-				if s, derr := Describe(ctx, c, id); derr == nil {
+			dctx, cancel := context.WithTimeout(ctx, describeTimeout)
+			s, derr := Describe(dctx, c, id)
+			cancel()
+			switch {
+			case derr == nil:
+				if down && reach != nil {
+					reach(nil)
+				}
+				down = false
+				if each != nil {
 					each(s)
+				}
+			case !down && ctx.Err() == nil && !reachable(ctx, c):
+				down = true
+				if reach != nil {
+					reach(derr)
 				}
 			}
 		}
 	}
+}
+
+// reachable reports whether the cluster answers a health check.
+func reachable(ctx context.Context, c client.Client) bool {
+	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	_, err := c.CheckHealth(hctx, &client.CheckHealthRequest{})
+	return err == nil
 }
 
 // SendAnswer signals workflow id that request reqID of its current attempt

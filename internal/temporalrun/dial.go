@@ -30,6 +30,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
 
 	"github.com/ralph-harness/ralph/internal/config"
 )
@@ -113,6 +114,7 @@ func (s Settings) ClientOptions(log *slog.Logger) (client.Options, error) {
 		}
 	}
 	o.ConnectionOptions.TLS = tc
+	o.ConnectionOptions.DialOptions = append(o.ConnectionOptions.DialOptions, grpc.WithChainUnaryInterceptor(missedHeartbeats(log)))
 	return o, nil
 }
 

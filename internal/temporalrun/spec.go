@@ -123,7 +123,7 @@ func specWorkflow(ctx workflow.Context, job Job, st *Status) (Result, error) {
 		case out.NeedHuman != nil:
 			need := out.NeedHuman
 			lastReq++
-			req := Request{ID: lastReq, Type: need.Type, Prompt: need.Prompt, Options: need.Options}
+			req := Request{ID: lastReq, Type: need.Type, Prompt: need.Prompt, Options: need.Options, CreatedAt: workflow.Now(ctx)}
 			st.Pending = Pending{Requests: []Request{req}}
 			timeout := need.Timeout
 			if timeout <= 0 {

@@ -75,6 +75,8 @@ type Request struct {
 	Type    string
 	Prompt  string
 	Options []string
+	// CreatedAt is when the run asked; zero from a worker older than it.
+	CreatedAt time.Time
 }
 
 // Pending is what an attempt waits on now.

@@ -65,7 +65,18 @@ func TestHumanAnswerIsASignal(t *testing.T) {
 				}
 				sub.wait(t, 10*time.Second)
 			}
-			ans := run(t, work, ralphBin, append(append([]string{tc.answer}, c.args()...), "1")...)
+			ansDir, ansArgs := work, append(append([]string{tc.answer}, c.args()...), "1")
+			if tc.answer == "reject" {
+				// From outside any repository, naming the workflow: the
+				// cluster is all the answer needs.
+				m := workflowRE.FindStringSubmatch(sub.Output())
+				if m == nil {
+					t.Fatalf("no workflow id in the submitter's output:\n%s", sub.Output())
+				}
+				ansDir = t.TempDir()
+				ansArgs = append(append([]string{tc.answer}, c.args()...), "--workflow", m[1], "1")
+			}
+			ans := run(t, ansDir, ralphBin, ansArgs...)
 			if !strings.Contains(ans, "request 1 of workflow ralph-task-") {
 				t.Errorf("%s said:\n%s", tc.answer, ans)
 			}
@@ -141,7 +152,10 @@ func TestStopIsASignal(t *testing.T) {
 	if code := sub.wait(t, 60*time.Second); code != 8 {
 		t.Fatalf("ralph run --temporal exit %d, want 8 (stopped):\n%s", code, sub.Output())
 	}
-	if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "stop requested: enough") {
+	// The stopped task pushed nothing, and status says so rather than
+	// naming its branch "at" no commit.
+	if st := run(t, work, ralphBin, append([]string{"status"}, c.args()...)...); !strings.Contains(st, "stop requested: enough") ||
+		!strings.Contains(st, "; nothing pushed; transcript worker-a:") || strings.Contains(st, " at ;") {
 		t.Errorf("status after the stop:\n%s", st)
 	}
 }

@@ -65,9 +65,10 @@ func TestServeDrivesAWorkflow(t *testing.T) {
 		return true
 	})
 	var pending []struct {
-		ID     int64  `json:"id"`
-		Prompt string `json:"prompt"`
-		Status string `json:"status"`
+		ID        int64     `json:"id"`
+		Prompt    string    `json:"prompt"`
+		Status    string    `json:"status"`
+		CreatedAt time.Time `json:"created_at"`
 	}
 	eventually(t, 90*time.Second, "GET /api/pending to list the <Human> request", func() bool {
 		code, body := api(t, "GET", base, token, "/api/pending", "")
@@ -76,7 +77,8 @@ func TestServeDrivesAWorkflow(t *testing.T) {
 		}
 		return len(pending) == 1 && pending[0].Prompt == "Deploy to prod?"
 	})
-	if pending[0].ID != 1 || pending[0].Status != "pending" {
+	// When the run asked, as for a local run: not the zero time.
+	if pending[0].ID != 1 || pending[0].Status != "pending" || time.Since(pending[0].CreatedAt) > time.Hour || time.Since(pending[0].CreatedAt) < 0 {
 		t.Errorf("pending = %+v", pending)
 	}
 	code, body := api(t, "GET", base, token, "/api/status", "")

@@ -9,12 +9,16 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporal"
+	"go.temporal.io/server/temporaltest"
+	"google.golang.org/grpc"
 )
 
 // progress is a task iteration's heartbeat detail (temporalrun.Progress).
@@ -260,5 +264,69 @@ func TestTaskRestartsOnAnotherWorkerAfterKill(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(otherCache, "worktrees", id)); !os.IsNotExist(err) {
 		t.Errorf("the finished attempt's worktree is still there: %v", err)
+	}
+}
+
+// While the Temporal server is down, the submitter says once that it
+// does not answer and goes on trying, instead of printing nothing.
+func TestSubmitterSaysTheServerIsDown(t *testing.T) {
+	c := newCluster(t)
+	worker(t, c, "worker-a", 1)
+	work := repo(t, map[string]string{"slow.json": slowScript(60)})
+	runArgs := append([]string{"run"}, c.args()...)
+	runArgs = append(runArgs, "--agent", "script", "--script", "slow.json", "--max-iterations", "500", "count")
+	sub := start(t, work, runArgs...)
+	eventually(t, 90*time.Second, "the run to reach its second iteration", func() bool {
+		return strings.Contains(sub.Output(), "iteration 2")
+	})
+	c.ts.Stop()
+	const said = "ralph: the Temporal server does not answer"
+	eventually(t, 60*time.Second, "the submitter to say the server does not answer", func() bool {
+		return strings.Contains(sub.Output(), said)
+	})
+	time.Sleep(5 * time.Second)
+	if out := sub.Output(); strings.Count(out, said) != 1 || !strings.Contains(out, "retrying until it does") {
+		t.Errorf("the submitter should say once that the server is down and that it retries:\n%s", out)
+	}
+	select {
+	case <-sub.done:
+		t.Errorf("the submitter gave up while the server was down:\n%s", sub.Output())
+	default:
+	}
+}
+
+// Heartbeats that take the cluster longer than the worker's call
+// deadline for a few seconds (a loaded machine) do not end the task: the
+// worker is alive, so the attempt goes on and nothing restarts. They
+// used to cancel the iteration ("context canceled") or fail the session
+// ("session failed due to worker shutdown") with no worker lost.
+func TestSlowHeartbeatsDoNotRestartTheTask(t *testing.T) {
+	var slowUntil atomic.Int64
+	slow := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if strings.HasSuffix(info.FullMethod, "/RecordActivityTaskHeartbeat") && time.Now().UnixNano() < slowUntil.Load() {
+			select {
+			case <-time.After(1500 * time.Millisecond):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return handler(ctx, req)
+	}
+	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseServerOptions(temporal.WithChainedFrontendGrpcInterceptors(slow)))
+	c := cluster{addr: ts.GetFrontendHostPort(), ns: ts.GetDefaultNamespace(), ts: ts}
+	worker(t, c, "worker-a", 1)
+	work := repo(t, map[string]string{"steps.json": stepsScript(3, 4)})
+	runArgs := append([]string{"run"}, c.args()...)
+	runArgs = append(runArgs, "--agent", "script", "--script", "steps.json", "write three parts")
+	sub := start(t, work, runArgs...)
+	eventually(t, 90*time.Second, "the task's first iteration to run", func() bool {
+		return strings.Contains(sub.Output(), "iteration 1")
+	})
+	slowUntil.Store(time.Now().Add(8 * time.Second).UnixNano())
+	if code := sub.wait(t, 180*time.Second); code != 0 {
+		t.Fatalf("ralph run --temporal exit %d:\n%s", code, sub.Output())
+	}
+	if out := sub.Output(); strings.Contains(out, "restarted") || !strings.Contains(out, "task ended on worker-a with exit code 0") {
+		t.Errorf("slow heartbeats restarted the task:\n%s", out)
 	}
 }

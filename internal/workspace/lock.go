@@ -6,8 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/filelock"
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 // LockedError means another ralph process drives the workspace.
@@ -48,17 +50,17 @@ func (w *Workspace) Lock() (*Lock, error) {
 		return nil, fmt.Errorf("lock workspace: %w", err)
 	}
 	for deadline := time.Now().Add(deadHolderGrace); ; time.Sleep(20 * time.Millisecond) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := filelock.TryLock(f)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, filelock.ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock workspace: %w", err)
 		}
 		data, _ := os.ReadFile(w.Path(LockFile))
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-		if pid <= 0 || alive(pid) || time.Now().After(deadline) {
+		if pid <= 0 || proc.Alive(pid) || time.Now().After(deadline) {
 			f.Close()
 			return nil, &LockedError{PID: pid}
 		}
@@ -81,16 +83,10 @@ func (w *Workspace) HolderPID() int {
 	if pid <= 0 {
 		return 0
 	}
-	if !alive(pid) {
+	if !proc.Alive(pid) {
 		return 0
 	}
 	return pid
-}
-
-// alive reports whether a process with this pid exists.
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Release gives the lock up.
@@ -99,7 +95,7 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	_ = l.f.Truncate(0)
-	err := syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := filelock.Unlock(l.f)
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

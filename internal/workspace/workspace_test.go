@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/filelock"
 )
 
 func newWorkspace(t *testing.T) *Workspace {
@@ -134,7 +135,7 @@ func TestLockWaitsOutADeadHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.WriteString(strconv.Itoa(dead.Process.Pid) + "\n"); err != nil {
@@ -143,7 +144,7 @@ func TestLockWaitsOutADeadHolder(t *testing.T) {
 	released := make(chan struct{})
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		filelock.Unlock(f)
 		close(released)
 	}()
 	l, err := ws.Lock()

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/filelock"
 	"github.com/ralph-harness/ralph/internal/git"
 )
 
@@ -48,7 +48,7 @@ func lock(ctx context.Context, repo string) (*repoLock, error) {
 }
 
 func (l *repoLock) unlock() {
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = filelock.Unlock(l.f)
 	_ = l.f.Close()
 	l.f = nil
 	<-l.sem
@@ -67,11 +67,11 @@ func flock(ctx context.Context, path string) (*os.File, error) {
 	}
 	delay := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := filelock.TryLock(f)
 		if err == nil {
 			return f, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, filelock.ErrLocked) {
 			f.Close()
 			return nil, err
 		}

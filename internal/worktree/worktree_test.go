@@ -10,9 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/filelock"
 )
 
 func TestMain(m *testing.M) {
@@ -435,7 +436,7 @@ func TestEnsureWaitsForAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "wt")
@@ -449,7 +450,7 @@ func TestEnsureWaitsForAnotherProcess(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		filelock.Unlock(f)
 	}()
 	if res := mustEnsure(t, repo, dir, Options{Branch: "b", Start: start}); res.Outcome != Created {
 		t.Errorf("outcome = %v after the lock came free, want created", res.Outcome)

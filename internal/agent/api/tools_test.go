@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 func newToolbox(t *testing.T) (*toolbox, string) {
@@ -282,7 +283,7 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for proc.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the background child %d survived", pid)
 		}
