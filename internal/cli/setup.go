@@ -85,7 +85,12 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		fmt.Fprintf(g.Stderr, "ralph: warning: %v (using the embedded recipes)\n", err)
 		lib, _ = recipe.Embedded()
 	}
+	sb, err := session.Sandbox(g, cfg)
+	if err != nil {
+		return engine.Options{}, err
+	}
 	opt := engine.Options{
+		Sandbox: sb,
 		Agent:   ag,
 		Gates:   gate.FromConfig(cfg, g.Logger),
 		Promise: cfg.Promise,

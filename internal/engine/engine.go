@@ -26,6 +26,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -92,6 +93,8 @@ type Options struct {
 	Request string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Sandbox confines the agent's process; nil runs it unconfined.
+	Sandbox *sandbox.Settings
 	// YieldAfter, when above zero, makes Run and Resume return after this
 	// many iterations of theirs that did not end the task, with Reason
 	// Yielded: the task stays open and the next Resume goes on with the

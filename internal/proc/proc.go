@@ -92,6 +92,11 @@ type Spec struct {
 	// KillGrace is how long the group has between SIGTERM and SIGKILL
 	// when cancelled. Zero means 2 seconds.
 	KillGrace time.Duration
+	// Sandbox is the encoded policy (internal/sandbox) the supervisor
+	// applies to itself right before it starts the program, so it holds
+	// for the program and all it starts. Empty runs it unconfined. A
+	// confined program never runs without a supervisor.
+	Sandbox string
 }
 
 // Result is how a subprocess ended.
@@ -213,6 +218,7 @@ var nestedAgentVars = []string{
 	// A ralph run by an agent marks its own groups.
 	tokenEnv,
 	supervisorEnv,
+	sandboxEnv,
 }
 
 // Environ returns the parent's environment without the nested-agent
@@ -264,7 +270,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			extra = append([]string{"PWD=" + abs}, s.Env...)
 		}
 	}
-	env := append(environ(s.Unset, extra), tokenEnv+"="+token)
+	env := append(append(environ(s.Unset, extra), tokenEnv+"="+token), sandboxSpecEnv(s)...)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
@@ -290,8 +296,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := setup(command(path, s.Argv, env))
 
 	start := time.Now()
-	err = cmd.Start()
-	if err != nil && cmd.Path != path {
+	if s.Sandbox != "" && cmd.Path == path {
+		err = errNoSupervisor
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil && cmd.Path != path && s.Sandbox == "" {
 		// The supervisor could not start (no /proc?): run the program
 		// directly, still in its own group.
 		cmd = setup(directCommand(path, s.Argv, env))

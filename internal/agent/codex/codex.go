@@ -46,7 +46,8 @@ const InstallHint = "npm install -g @openai/codex"
 const DefaultSandbox = "workspace-write"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".codex"}}
 
 // Agent is the Codex backend.
 type Agent struct{ cliagent.Base }

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package sandbox
+
+// probe says agents cannot be confined here: only Linux has Landlock.
+func probe() Status {
+	return Status{Reason: "the sandbox is " + errUnsupported.Error() + " (it uses Linux's Landlock)"}
+}
+
+func apply(Policy) error { return errUnsupported }
