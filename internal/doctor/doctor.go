@@ -75,6 +75,7 @@ var doctorChecks = []doctorCheck{
 	{"lock", checkLock},
 	{"orphans", checkOrphans},
 	{"store", checkStore},
+	{"sandbox", checkSandbox},
 }
 
 // Run runs every check and prints the findings to g.Stdout, as JSON with
