@@ -49,6 +49,20 @@ func TestRealClaudeWritesFile(t *testing.T) {
 	}
 }
 
+// Confined, the real Claude Code's Bash tool is refused the private key in
+// $HOME/.ssh: the tool result says Permission denied, a sandbox event
+// names the key, and the session goes on.
+func TestRealClaudeShellDeniedSSH(t *testing.T) {
+	clitest.DeniedKey(t, clitest.WriteFile[*testutil.AnthropicServer]{
+		NewAgent:  newAgent,
+		NewServer: testutil.NewAnthropic,
+		Config: func(t *testing.T, srv *testutil.AnthropicServer, record string) agent.Config {
+			return realConfig(t, srv, record)
+		},
+		ShellTool: "Bash",
+	})
+}
+
 // A provider that keeps answering 429 surfaces as a RateLimitError with the
 // reset time from retry-after.
 func TestRealClaudeRateLimited(t *testing.T) {

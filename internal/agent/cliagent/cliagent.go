@@ -68,6 +68,9 @@ type Spec struct {
 	// StateDirs and StateFiles are the backend's own state in $HOME,
 	// which a confined program may write.
 	StateDirs, StateFiles []string
+	// StateVars name variables that, set in Env or ralph's environment,
+	// name a state directory of the backend elsewhere (CODEX_HOME).
+	StateVars []string
 	// Read and Write are further files and directories a confined
 	// program may read, or write: the system prompt file or scratch
 	// directory a backend made for it.
@@ -108,7 +111,7 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 		Dir: s.Dir, Program: path, StateDirs: s.StateDirs, StateFiles: s.StateFiles,
 		Home: LookupEnv(s.Env, "HOME"), PATH: LookupEnv(s.Env, "PATH"),
 		Ports: sandbox.PortsIn(append(os.Environ(), s.Env...)),
-	}, s.Read, s.Write)
+	}, s.Read, append(stateVarDirs(s.Env, s.StateVars), s.Write...))
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -163,6 +166,18 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 		return out.Result, fmt.Errorf("%s failed (exit status %d): %s", s.Name, res.ExitCode, msg)
 	}
 	return out.Result, nil
+}
+
+// stateVarDirs are the directories the variables vars name in env (or
+// ralph's environment).
+func stateVarDirs(env, vars []string) []string {
+	var dirs []string
+	for _, v := range vars {
+		if d := LookupEnv(env, v); d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 func lastLines(s string, n int) string {
@@ -290,6 +305,8 @@ type Backend struct {
 	// in $HOME (".claude", ".claude.json"): the only places there a
 	// confined agent may write.
 	StateDirs, StateFiles []string
+	// StateVars name variables that move a state directory (CODEX_HOME).
+	StateVars []string
 }
 
 // Available reports whether the program cfg configures is installed.
@@ -333,6 +350,7 @@ func (b *Base) Spec(req agent.Request, argv []string) Spec {
 		Sandbox:     req.Sandbox,
 		StateDirs:   b.Backend.StateDirs,
 		StateFiles:  b.Backend.StateFiles,
+		StateVars:   b.Backend.StateVars,
 	}
 }
 
