@@ -57,7 +57,7 @@ const InstructionsVar = "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"
 
 // backend tells cliagent how the program is named, found and installed.
 var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
-	StateDirs: []string{".copilot"}, StateVars: []string{"COPILOT_HOME"}}
+	StateDirs: []string{".copilot", ".cache/copilot"}, StateVars: []string{"COPILOT_HOME"}}
 
 // Agent is the GitHub Copilot CLI backend.
 type Agent struct{ cliagent.Base }
