@@ -3,8 +3,10 @@ package proc
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,3 +78,63 @@ func TestRunSandboxNeedsSupervisor(t *testing.T) {
 		t.Errorf("err = %v, want errNoSupervisor", err)
 	}
 }
+
+// With network "model" a confined program may connect over TCP only to
+// the ports the policy names, and may not listen on any.
+func TestRunSandboxNetworkModelPorts(t *testing.T) {
+	if st := sandbox.Probe(); !st.Available() || st.ABI < 4 {
+		t.Skip("no Landlock ABI 4 here")
+	}
+	// The system's python3: one under $HOME (pyenv) is out of reach.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("no /usr/bin/python3 to make connections")
+	}
+	allowed, other := listen(t), listen(t)
+	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{t.TempDir()}, Devices: []string{"/dev"}, Ports: []uint16{443, port(allowed)}}
+	script := `
+import socket, sys
+def connect(p):
+    try:
+        socket.create_connection(("127.0.0.1", p), timeout=5).close(); return "ok"
+    except OSError as e:
+        return e.__class__.__name__
+def bind():
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); return "ok"
+    except OSError as e:
+        return e.__class__.__name__
+print(connect(int(sys.argv[1])), connect(int(sys.argv[2])), bind())
+`
+	var out []string
+	res, err := Run(context.Background(), Spec{
+		Argv:   []string{python, "-c", script, strconv.Itoa(int(port(allowed))), strconv.Itoa(int(port(other)))},
+		OnLine: func(l string) { out = append(out, l) }, Sandbox: pol.Encode(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(out, "\n"); got != "ok PermissionError PermissionError" {
+		t.Errorf("connect allowed, connect other, listen = %q; want ok PermissionError PermissionError\nstderr: %s", got, res.Stderr)
+	}
+}
+
+func listen(t *testing.T) net.Listener {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l
+}
+
+func port(l net.Listener) uint16 { return uint16(l.Addr().(*net.TCPAddr).Port) }
