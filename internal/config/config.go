@@ -544,6 +544,15 @@ stylesheet = "src/index.css"
 #                          # (exit 14); allow: record only
 # timeout = "30m"          # an unanswered ask rejects after this long
 
+# The agent runs confined to the workspace (Linux, Landlock): it cannot
+# read ~/.ssh, ~/.aws or your other repositories, nor write outside.
+# [sandbox]
+# mode = "workspace"       # or "off"
+# read = ["~/go/pkg/mod"]  # more it may read: toolchains, module caches
+# write = ["~/.cache/go-build"]   # more it may write
+# network = "open"         # "model": TCP only to the model endpoints' ports and 443
+# required = false         # true: refuse to run an agent that cannot be confined
+
 # [agents.claude]
 # binary = "claude"
 # args = []
