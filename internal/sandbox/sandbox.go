@@ -236,7 +236,9 @@ func Prepare(s *Settings, t Target) (*Confinement, error) {
 	}
 	var p Policy
 	p.Write = append(p.Write, dir)
-	p.Write = append(p.Write, gitDirs(dir)...)
+	gitRead, gitWrite := gitDirs(dir)
+	p.Read = append(p.Read, gitRead...)
+	p.Write = append(p.Write, gitWrite...)
 	for _, d := range t.StateDirs {
 		path := filepath.Join(home, d)
 		if err := os.MkdirAll(path, 0o700); err != nil {
@@ -290,18 +292,18 @@ func expand(path, home string) string {
 }
 
 // gitDirs are the directories outside the workspace that git needs in it:
-// for a worktree (.git is a file naming its git directory), that
-// directory and the objects, refs and logs of the repository's common
-// directory. The common directory's configuration and hooks stay
-// read-only.
-func gitDirs(dir string) []string {
+// for a worktree (.git is a file naming its git directory), the
+// repository's common directory to read (its configuration and hooks stay
+// read-only), and to write the worktree's git directory and the common
+// directory's objects, refs and logs.
+func gitDirs(dir string) (read, write []string) {
 	b, err := os.ReadFile(filepath.Join(dir, ".git"))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(dir, gitdir)
@@ -316,11 +318,12 @@ func gitDirs(dir string) []string {
 	}
 	common = filepath.Clean(common)
 	if common != gitdir {
+		read = append(read, common)
 		for _, d := range []string{"objects", "refs", "logs"} {
 			dirs = append(dirs, filepath.Join(common, d))
 		}
 	}
-	return dirs
+	return read, dirs
 }
 
 // installDirs are the directories of the installation program lives in:

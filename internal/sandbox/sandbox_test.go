@@ -130,7 +130,7 @@ func TestPrepare(t *testing.T) {
 	if slices.Contains(p.Write, filepath.Join(main, ".git")) || slices.Contains(p.Write, home) {
 		t.Errorf("Write = %q: the main repository's git directory and $HOME must not be writable", p.Write)
 	}
-	if !slices.Contains(p.Read, filepath.Join(home, "go/pkg/mod")) || !slices.Contains(p.Read, "/usr") || slices.Contains(p.Read, home) {
+	if !slices.Contains(p.Read, filepath.Join(home, "go/pkg/mod")) || !slices.Contains(p.Read, "/usr") || !slices.Contains(p.Read, filepath.Join(main, ".git")) || slices.Contains(p.Read, home) {
 		t.Errorf("Read = %q", p.Read)
 	}
 	if fi, err := os.Stat(filepath.Join(home, ".claude")); err != nil || !fi.IsDir() {

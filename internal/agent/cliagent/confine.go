@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/sandbox"
@@ -9,7 +10,12 @@ import (
 
 // Confinement is an agent call's sandbox as a backend uses it. A nil
 // Confinement is an unconfined call: its methods then do nothing.
-type Confinement struct{ c *sandbox.Confinement }
+type Confinement struct {
+	c *sandbox.Confinement
+	// reported are the paths Denied has reported in this call.
+	mu       sync.Mutex
+	reported map[string]bool
+}
 
 // Confine prepares the sandbox of one call of program under settings s,
 // letting it also read the paths of read and write those of write; nil
@@ -21,7 +27,7 @@ func Confine(s *sandbox.Settings, t sandbox.Target, read, write []string) (*Conf
 	}
 	c.Policy.Read = append(c.Policy.Read, read...)
 	c.Policy.Write = append(c.Policy.Write, write...)
-	return &Confinement{c: c}, nil
+	return &Confinement{c: c, reported: map[string]bool{}}, nil
 }
 
 // Env returns the variables the confined program needs (its private
@@ -66,12 +72,19 @@ func (c *Confinement) Watch(dir string, emit func(agent.Event), all ...bool) fun
 }
 
 // Denied emits a KindSandbox event for every access outside the sandbox
-// that the text of e reports as refused.
+// that the text of e reports as refused, once per path and call.
 func (c *Confinement) Denied(dir string, e agent.Event, emit func(agent.Event)) {
 	if c == nil {
 		return
 	}
 	for _, path := range c.c.Policy.Denials(e.Text, dir) {
+		c.mu.Lock()
+		seen := c.reported[path]
+		c.reported[path] = true
+		c.mu.Unlock()
+		if seen {
+			continue
+		}
 		in, _ := json.Marshal(map[string]string{"path": path})
 		emit(agent.Event{Kind: agent.KindSandbox, Tool: e.Tool, ToolID: e.ToolID, Text: "the sandbox refused access to " + path, Input: in})
 	}
