@@ -27,6 +27,9 @@ func (p Policy) Denials(text, dir string) []string {
 			if !filepath.IsAbs(path) {
 				path = filepath.Join(dir, path)
 			}
+			if !filepath.IsAbs(path) {
+				continue // no working directory to read it against
+			}
 			path = filepath.Clean(path)
 			if seen[path] || p.writable(resolve(path)) {
 				continue
