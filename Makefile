@@ -36,8 +36,12 @@ demo:
 fuzz:
 	./scripts/fuzz-all.sh 20s
 
-## bench: the harness's own benchmarks
+## bench: the harness's own benchmarks, each against a yardstick measured
+## in the same run (issue 31: bench/gap.sh, bigrepo.sh, stream.sh)
 bench:
+	./bench/gap.sh
+	./bench/bigrepo.sh
+	./bench/stream.sh
 	./bench/overhead.sh 50
 	./bench/buildgate.sh 20
 	$(GO) test -run '^$$' -bench ParseValidate -benchmem ./internal/plan/

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Kill `ralph run` with SIGKILL at random moments and check `ralph resume`.
+# Kill ralph with SIGKILL at random moments during `ralph run`, `ralph run
+# --worktree`, `ralph snapshot rollback` and `ralph specs run`, continue
+# each, and count completed / unresumable / integrity / orphans per mode.
 #
-#   bench/crashkill.sh [flags for bench/crashkill, e.g. -rounds 50]
+#   bench/crashkill.sh [flags for bench/crashkill, e.g. -rounds 50 -modes run,specs]
 #
 # Builds the ralph binary and runs bench/crashkill against it; see that
 # program's doc comment for what each round checks. Repositories go to the

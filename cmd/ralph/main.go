@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/ralph-harness/ralph/internal/cli"
-	"github.com/ralph-harness/ralph/internal/proc"
+	// ralph re-executes itself as the supervisor of each program it
+	// runs; this package's init does that before the heavy packages
+	// initialise, and otherwise arms supervision for the run.
+	_ "github.com/ralph-harness/ralph/internal/proc/supervisor"
 )
 
 func main() {
-	// ralph re-executes itself as the supervisor of each program it runs.
-	proc.RunSupervisor()
 	// The agent's prompt tells it to run `ralph theme` and `ralph
 	// snapshot`: the running binary comes first on the PATH that the
 	// agent, and everything ralph starts, inherits.

@@ -1,5 +1,7 @@
 // Package approval lists the requests a plan's <Human> made and answers
-// them (approve, reject), in the store a run reads them from.
+// them (approve, reject), and takes a person's stop requests to a running
+// loop (ralph stop, and stop --clear to withdraw one), in the store a run
+// reads them from.
 package approval
 
 import (
@@ -96,7 +98,7 @@ func Answer(ctx context.Context, g *Globals, arg, status, response string) error
 		}
 		return failure.New(failure.Usage, fmt.Errorf("request %d asks for text: approve it with --response TEXT", id))
 	}
-	done, err := st.ResolveHuman(ctx, id, status, response)
+	done, err := st.ResolveHumanAs(ctx, id, status, response, store.Answerer{Via: "cli"})
 	var np *store.NotPendingError
 	switch {
 	case errors.Is(err, store.ErrNoHumanRequest):

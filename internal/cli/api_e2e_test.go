@@ -66,7 +66,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 		{"anthropic", "anthropic", func(t *testing.T) (string, func() []testutil.Request) {
 			s := testutil.NewAnthropic(t, apiTurns()...)
 			return s.URL(), s.Requests
-		}, "template", "option B"},
+		}, "template", "written from the template"},
 		{"openai", "openai", func(t *testing.T) (string, func() []testutil.Request) {
 			taskJSON, _ := json.Marshal(map[string]any{
 				"type": "fresh", "title": "Tideline landing page",
@@ -77,7 +77,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 			s := testutil.NewChat(t, append([]testutil.Turn{testutil.Text(string(taskJSON))}, apiTurns()...)...)
 			s.AnswerAll = true
 			return s.BaseURL(), s.Requests
-		}, "model", "option A"},
+		}, "model", "split into requirements by"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			for _, want := range []string{"task.md by " + tc.option, "plan validated", "completed — unverified: no gate checks this task's work"} {
+			for _, want := range []string{"task.md " + tc.option, "plan validated", "completed — unverified: no gate checks this task's work"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
@@ -100,7 +100,7 @@ func TestAPIAgentFullRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "src/sections/HeroSection.tsx")); err != nil {
 				t.Error(err)
 			}
-			if tc.option == "option A" {
+			if tc.parser == "model" {
 				md, _ := os.ReadFile(filepath.Join(dir, ".ralph/task.md"))
 				if !strings.Contains(string(md), "- [ADD] A landing page with a hero") {
 					t.Errorf("task.md was not written from the model's answer:\n%s", md)

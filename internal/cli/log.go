@@ -8,6 +8,7 @@ import (
 
 func newLogCommand(g *Globals) *cobra.Command {
 	var follow, asJSON, all, specs bool
+	var last int
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Show the event stream: what the agent did and what the harness decided",
@@ -35,11 +36,12 @@ and end: with --parallel N, one line per spec's step as it happens.`,
 			if specs {
 				return status.SpecCalls(ctx, g.Stdout, ws, st, follow)
 			}
-			return status.Events(ctx, g.Stdout, ws, st, all, follow, asJSON)
+			return status.Events(ctx, g.Stdout, ws, st, all, follow, asJSON, last)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing events as they happen, until the task ends")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object per event")
+	cmd.Flags().IntVarP(&last, "lines", "n", 0, "show only the last N events (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "show every task's events, not just the latest task's")
 	cmd.Flags().BoolVar(&specs, "specs", false, "show the spec pipeline's calls (ralph specs run) instead of a task's events")
 	return cmd

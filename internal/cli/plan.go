@@ -16,8 +16,19 @@ recipes); an orchestration plan has <Plan> (Phases of Steps, Human approvals,
 Stop). ralph validates it at the top of every PLAN-phase iteration; these
 commands run the same checks by hand.`,
 	}
-	cmd.AddCommand(newPlanValidateCommand(g), newPlanShowCommand(g), newPlanDiffCommand(g), newPlanUpdateCommand(g))
+	cmd.AddCommand(newPlanValidateCommand(g), newPlanShowCommand(g), newPlanDiffCommand(g), newPlanUpdateCommand(g), newPlanLintConfigCommand(g))
 	return cmd
+}
+
+func newPlanLintConfigCommand(g *Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "lint-config",
+		Short: "Check ralph.toml, the recipe folders and the registries plans are checked against; exit 1 on a failure",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return planreport.LintConfig(cmd.Context(), g)
+		},
+	}
 }
 
 // PlanValidateOptions are the flags of ralph plan validate.

@@ -21,6 +21,9 @@ type runRequest struct {
 	Message string         `json:"message"`
 	Options requestOptions `json:"options"`
 	At      time.Time      `json:"at"`
+	// Worktree is set for ralph run --worktree: its task runs in a
+	// worktree of its own.
+	Worktree bool `json:"worktree,omitempty"`
 }
 
 // requestOptions are the flags of ralph run a resume needs to continue

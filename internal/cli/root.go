@@ -141,8 +141,9 @@ Start with:
 		newThemeCommand(g),
 		newRecipeCommand(g),
 		newSpecsCommand(g),
-		newServeCommand(g),
+		newServeCommand(g), newPreviewCommand(g),
 		newDoctorCommand(g),
+		newNotifyCommand(g),
 	)
 	addTemporal(g, root)
 	root.Version = version()

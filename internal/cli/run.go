@@ -13,16 +13,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
+	"github.com/ralph-harness/ralph/internal/approval"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/detect"
 	"github.com/ralph-harness/ralph/internal/doctor"
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
+	"github.com/ralph-harness/ralph/internal/planreport"
 	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
+	"github.com/ralph-harness/ralph/internal/worktree"
 )
 
 // keyAgentFlags remembers the agent flags of the last run for resume.
@@ -39,6 +43,8 @@ type RunOptions struct {
 	json             bool
 	force            bool
 	worktree         bool
+	plan             string // --plan FILE, handed in
+	planSrc          []byte // its content, once validated
 	// yieldAfter is the hidden --yield-after: return after this many
 	// iterations, leaving the task open for ralph resume (exit 13).
 	yieldAfter int
@@ -70,6 +76,9 @@ func (o *RunOptions) check() error {
 	if err := config.CheckBounds(config.Int("--max-iterations", o.maxIterations), config.Float("--max-cost", o.maxCost),
 		config.Dur("--timeout", o.maxDuration), config.Dur("--iteration-timeout", o.iterationTimeout), config.Dur("--idle-timeout", o.idleTimeout)); err != nil {
 		return usageError(err)
+	}
+	if o.plan != "" && o.worktree {
+		return usageError(errors.New("--plan cannot be combined with --worktree yet: hand the plan in with a plain ralph run"))
 	}
 	return nil
 }
@@ -139,6 +148,7 @@ as [guard] on_change says (ask by default: ralph pending shows the diff).`,
 	}
 	o.AddFlags(cmd)
 	cmd.Flags().BoolVar(&o.worktree, "worktree", false, "run the task in its own git worktree on branch ralph/task/<N> and land it on the current branch through the merge queue when it completes")
+	cmd.Flags().StringVar(&o.plan, "plan", "", "hand in the plan `FILE` (such as .ralph/plan.tsx): validated before the task starts, it opens BUILD at iteration 1")
 	return cmd
 }
 
@@ -188,6 +198,11 @@ func startTask(ctx context.Context, g *Globals, o *RunOptions, message string) e
 	ws, cfg, err := openWorkspace(ctx, g)
 	if err != nil {
 		return err
+	}
+	if o.plan != "" {
+		if o.planSrc, err = planreport.HandedIn(ctx, g, o.plan); err != nil {
+			return err
+		}
 	}
 	lock, err := ws.Lock()
 	if err != nil {
@@ -253,6 +268,14 @@ func resumeTask(ctx context.Context, g *Globals, o *RunOptions) error {
 	var message, note string
 	latest, lerr := st.LatestTask(ctx)
 	switch {
+	case req != nil && recorded == 0 && req.Worktree:
+		o.inherit(req.Options)
+		target, err := worktree.Target(ctx, ws.Root)
+		if err != nil {
+			return usageError(fmt.Errorf("--worktree: %w", err))
+		}
+		fmt.Fprintf(g.Stdout, "ralph run --worktree was stopped before its task was recorded; starting it now: %s\n", progress.OneLine(req.Message, 100))
+		return startWorktreeTask(ctx, g, ws, st, cfg, o, req, target)
 	case req != nil && recorded == 0:
 		// Killed before the task reached the store: start it now.
 		message = req.Message
@@ -291,9 +314,10 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 	if err != nil {
 		return err
 	}
+	defer gate.Close(opt.Gates) // ui-renders's browser lives for the run
 	start := message != ""
 	if start {
-		opt.Request = token
+		opt.Request, opt.Plan = token, o.planSrc
 	}
 	rep := newReporter(g.Stdout, o.json)
 	defer func() {
@@ -305,6 +329,7 @@ func driveTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *sto
 	opt.Reporter = rep
 	// Warnings logged during the run show as its own progress lines.
 	defer g.ShowNotices(rep.Notice)()
+	defer session.StartNotifier(ctx, g, ws, st, cfg.Notify, opt.Limits.MaxCost)()
 	eng := engine.New(ws, st, opt)
 	if note != "" {
 		rep.Report(engine.Progress{Stage: engine.StageNote, At: time.Now(), Message: note})
@@ -368,29 +393,20 @@ gets them added; one with gates is kept as it is. Safe to run twice.`,
 
 func newStopCommand(g *Globals) *cobra.Command {
 	var reason string
+	var clear bool
 	cmd := &cobra.Command{
 		Use:   "stop",
 		Short: "Ask the running loop to stop after its current iteration",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			ws, st, err := openRunStore(ctx, g)
-			if err != nil {
-				return err
+			if clear {
+				return approval.ClearStop(cmd.Context(), g)
 			}
-			defer st.Close()
-			pid := ws.HolderPID()
-			if pid == 0 {
-				return failure.New(failure.Failed, errors.New("no ralph run is active in this workspace"))
-			}
-			if err := st.SetState(ctx, store.KeyStopRequest, reason); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.Stdout, "stop requested; ralph (pid %d) stops after its current iteration\n", pid)
-			return nil
+			return approval.RequestStop(cmd.Context(), g, reason)
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "stopped by the user", "why, recorded with the stop")
+	cmd.Flags().BoolVar(&clear, "clear", false, "withdraw a stop request the loop has not acted on yet")
 	return cmd
 }
 
@@ -405,6 +421,7 @@ func startRunStore(ctx context.Context, g *Globals, ws *workspace.Workspace) (*s
 	if err != nil {
 		return nil, err
 	}
+	pausepoint.At(pausepoint.StoreOpened)
 	if err := doctor.EndOrphansBeforeRun(ctx, st, g.Stderr); err != nil {
 		st.Close()
 		return nil, err

@@ -14,8 +14,8 @@ import (
 	"github.com/ralph-harness/ralph/internal/engine"
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
-	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/mergequeue"
+	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/progress"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -34,12 +34,9 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 	if err != nil {
 		return err
 	}
-	target, err := git.Line(ctx, ws.Root, "symbolic-ref", "-q", "--short", "HEAD")
+	target, err := worktree.Target(ctx, ws.Root)
 	if err != nil {
-		return usageError(errors.New("--worktree: HEAD is not on a branch (the task lands on the branch it starts on)"))
-	}
-	if _, err := git.Run(ctx, ws.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
-		return usageError(fmt.Errorf("--worktree: %s has no commit yet", target))
+		return usageError(fmt.Errorf("--worktree: %w", err))
 	}
 	// A misconfigured agent is a usage error before anything is recorded
 	// or checked out.
@@ -53,53 +50,56 @@ func runTaskInWorktree(ctx context.Context, g *Globals, o *RunOptions, message s
 		return failure.New(failure.Failed, err)
 	}
 	defer lock.Release()
+	// The request is written before the store exists, as ralph run's is:
+	// a kill before the task is recorded leaves ralph resume a task to
+	// start in a worktree.
+	req, err := newRequest(message, o)
+	if err != nil {
+		return err
+	}
+	req.Worktree = true
+	if err := req.save(ws); err != nil {
+		return err
+	}
+	pausepoint.At(pausepoint.RequestWritten)
 	st, err := startRunStore(ctx, g, ws)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	return startWorktreeTask(ctx, g, ws, st, cfg, o, req, target)
+}
+
+// startWorktreeTask records req's task as the worktree task, with the
+// number the engine will give it, and runs it (ralph run --worktree, or
+// ralph resume after a kill before the record).
+func startWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, req *runRequest, target string) error {
 	// The task's number, as the engine will choose it (snapshot names are
 	// the repository's, shared by every worktree).
-	prev := ws.Int(workspace.TaskCounter)
-	highest, err := st.MaxTaskNumber(ctx)
-	if err != nil {
-		return err
-	}
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return err
 	}
-	n := max(prev, highest) + 1
-	for {
-		taken, err := snaps.Exists(ctx, snapshot.TaskPre(n))
-		if err != nil {
-			return err
-		}
-		if !taken {
-			break
-		}
-		n++
+	n, err := engine.NextTaskNumber(ctx, st, snaps, ws.Int(workspace.TaskCounter))
+	if err != nil {
+		return err
 	}
 	if old, err := currentWorktreeTask(ctx, ws, st); err == nil && old != nil {
 		if _, began := old.taskID(ctx, st); !began && !old.Landing {
 			// Stopped before its task began: no agent ran there, and its
 			// branch starts from an older HEAD. Drop it so its number is
 			// free.
-			if err := discardWorktree(ctx, ws, old); err != nil {
-				return err
+			if err := worktree.Remove(ctx, ws.Root, filepath.Join(ws.Root, old.Dir), old.Branch); err != nil {
+				return fmt.Errorf("discard the unstarted task %d: %w", old.Number, err)
 			}
 		} else {
 			// Only the newest worktree task is resumable: say what is left.
 			fmt.Fprintf(g.Stderr, "ralph: task %d in %s has not landed; ralph resume will no longer continue it (its branch %s is kept)\n", old.Number, old.Dir, old.Branch)
 		}
 	}
-	req, err := newRequest(message, o)
-	if err != nil {
-		return err
-	}
 	rec := &worktreeTask{
 		Number: n, Dir: filepath.Join(workspace.Dir, workspace.Worktrees, "task-"+strconv.Itoa(n)),
-		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: message,
+		Branch: "ralph/task/" + strconv.Itoa(n), Target: target, Message: req.Message,
 		Token: req.Token, Options: req.Options, At: req.At,
 	}
 	if err := worktree.Prune(ctx, ws.Root); err != nil {
@@ -183,25 +183,6 @@ func resumeWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace
 	return driveWorktreeTask(ctx, g, ws, st, cfg, o, rec, !recorded && !rec.Landing)
 }
 
-// discardWorktree removes rec's worktree and branch.
-func discardWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	if err := worktree.Remove(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), rec.Branch); err != nil {
-		return fmt.Errorf("discard the unstarted task %d: %w", rec.Number, err)
-	}
-	return nil
-}
-
-// ensureWorktree checks out rec's branch in its worktree unless it is
-// there already (a half-made one is made again); a branch that does not
-// exist yet starts from HEAD.
-func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeTask) error {
-	opt := worktree.Options{Branch: rec.Branch, Start: "HEAD"}
-	if _, err := worktree.Ensure(ctx, ws.Root, filepath.Join(ws.Root, rec.Dir), opt); err != nil {
-		return fmt.Errorf("create the task's worktree: %w", err)
-	}
-	return nil
-}
-
 // driveWorktreeTask runs (start) or resumes rec's task in its worktree,
 // commits a completed task's changes on its branch and lands the branch
 // through the merge queue; a landed task's worktree, branch and record
@@ -209,8 +190,9 @@ func ensureWorktree(ctx context.Context, ws *workspace.Workspace, rec *worktreeT
 func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Config, o *RunOptions, rec *worktreeTask, start bool) error {
 	n, branch, rel := rec.Number, rec.Branch, rec.Dir
 	dir := filepath.Join(ws.Root, rec.Dir)
-	if err := ensureWorktree(ctx, ws, rec); err != nil {
-		return err
+	// A half-made worktree is made again; a new branch starts from HEAD.
+	if _, err := worktree.Ensure(ctx, ws.Root, dir, worktree.Options{Branch: branch, Start: "HEAD"}); err != nil {
+		return fmt.Errorf("create the task's worktree: %w", err)
 	}
 	if !rec.Landing {
 		// The worktree's .ralph/ is the task's own and is never committed.
@@ -230,6 +212,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		if err != nil {
 			return err
 		}
+		defer gate.Close(opt.Gates)
 		rep := newReporter(g.Stdout, o.json)
 		defer rep.Close()
 		opt.Reporter = rep
@@ -269,13 +252,8 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 			fmt.Fprintf(g.Stdout, "task %d did not complete; its worktree %s and branch %s are kept\n", n, rel, branch)
 			return failure.New(out.Reason, nil)
 		}
-		if _, err := git.Run(ctx, dir, "add", "-A"); err != nil {
+		if err := worktree.CommitWork(ctx, dir, fmt.Sprintf("ralph task %d: %s", n, progress.OneLine(rec.Message, 72))); err != nil {
 			return err
-		}
-		if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err != nil {
-			if _, err := git.Run(ctx, dir, "commit", "-q", "-m", fmt.Sprintf("ralph task %d: %s", n, progress.OneLine(rec.Message, 72))); err != nil {
-				return err
-			}
 		}
 		rec.Landing = true
 		if err := rec.save(ctx, st); err != nil {

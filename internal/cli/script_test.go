@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/render"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -31,8 +36,16 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"waitfor":  cmdWaitFor,
+			"telegram": cmdTelegram,
+			"webhook":  cmdWebhook,
+			"slack":    cmdSlack,
+			"notblank": cmdNotBlank,
 		},
+		Condition: scriptCondition,
 		Setup: func(env *testscript.Env) error {
+			env.Values["telegram"] = &telegramHolder{}
+			env.Values["webhook"] = &webhookHolder{}
+			env.Values["slack"] = &slackHolder{}
 			env.Setenv("GIT_AUTHOR_NAME", "ralph test")
 			env.Setenv("GIT_AUTHOR_EMAIL", "test@ralph.invalid")
 			env.Setenv("GIT_COMMITTER_NAME", "ralph test")
@@ -46,6 +59,48 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(env.WorkDir+"/home", 0o755)
 		},
 	})
+}
+
+// scriptCondition answers [chromium]: a browser the ui-renders gate can
+// use is on PATH. Under CI a missing one is an error, not a skip: make
+// test installs it (scripts/install-chromium.sh).
+func scriptCondition(cond string) (bool, error) {
+	if cond != "chromium" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := render.Find(""); err != nil {
+		if os.Getenv("CI") != "" {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// cmdNotBlank checks that each file is a PNG picture of something: at
+// least 8 colours.
+//
+//	notblank file...
+func cmdNotBlank(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: notblank file...")
+	}
+	for _, name := range args {
+		img, err := png.Decode(bytes.NewReader([]byte(ts.ReadFile(name))))
+		if err != nil {
+			ts.Fatalf("%s: %v", name, err)
+		}
+		colours := map[color.Color]bool{}
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y && len(colours) < 8; y += 2 {
+			for x := b.Min.X; x < b.Max.X && len(colours) < 8; x += 2 {
+				colours[img.At(x, y)] = true
+			}
+		}
+		if len(colours) < 8 {
+			ts.Fatalf("%s is blank: %d colours", name, len(colours))
+		}
+	}
 }
 
 // goCache is the go command's build cache outside the scripts.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +26,7 @@ import (
 type ServeOptions struct {
 	Addr      string
 	TokenFile string
+	Page      string // the page the printed URL opens, "/" by default
 }
 
 // AddFlags registers the options' flags on cmd.
@@ -57,6 +60,15 @@ under /api/.`,
 			return runServe(cmd.Context(), g, o, nil)
 		},
 	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+func newPreviewCommand(g *Globals) *cobra.Command {
+	o := ServeOptions{Page: "/preview"}
+	cmd := &cobra.Command{Use: "preview", Args: cobra.NoArgs,
+		Short: "Serve the dashboard's Preview page: the app live, its latest screenshots, the ui-renders findings",
+		RunE:  func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), g, o, nil) }}
 	o.AddFlags(cmd)
 	return cmd
 }
@@ -138,7 +150,7 @@ func runServe(ctx context.Context, g *Globals, o ServeOptions, remote serve.Remo
 	}()
 	lock.Record(serve.SelfURL(ln.Addr(), ""))
 	for _, u := range serve.SelfURLs(ln.Addr(), token) {
-		fmt.Fprintf(g.Stdout, "ralph serve: %s\n", u)
+		fmt.Fprintf(g.Stdout, "ralph serve: %s\n", strings.Replace(u, "/?", cmp.Or(o.Page, "/")+"?", 1))
 	}
 	if !serve.IsLoopback(ln.Addr().String()) {
 		fmt.Fprintln(g.Stdout, "ralph serve: this is plain HTTP: off this machine, serve it behind TLS (a reverse proxy or a tunnel) so the token cannot be read on the way")

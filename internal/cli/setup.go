@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
-	"github.com/ralph-harness/ralph/internal/agent/api"
 	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/engine"
@@ -16,13 +14,11 @@ import (
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/plancontext"
-	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/recipe"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
-	"github.com/ralph-harness/ralph/internal/task"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -47,29 +43,6 @@ type agentFlags = registry.Flags
 // registry.BuildChain).
 func buildAgents(ws *workspace.Workspace, cfg config.Config, f agentFlags, logger *slog.Logger) (agent.Agent, []agent.Agent, error) {
 	return registry.BuildChain(ws, cfg, f, logger)
-}
-
-// taskParser returns the parser that writes task.md: Option A through the
-// api agent's model when [task] parser asks for it (or, on auto, when the
-// run uses the api agent or ralph.toml configures it), else the template.
-func taskParser(cfg config.Config, ag agent.Agent, logger *slog.Logger) *task.Parser {
-	p := &task.Parser{Logger: logger}
-	_, configured := cfg.Agents["api"]
-	switch cfg.Task.Parser {
-	case "template":
-		return p
-	case "", "auto":
-		if ag.Name() != "api" && !configured {
-			return p
-		}
-	}
-	m, err := api.NewModel(registry.APIConfig(cfg, cfg.Agents["api"], agentFlags{}), logger)
-	if err != nil {
-		logger.Warn("task parser: no model, using the template", "err", err)
-		return p
-	}
-	p.Model = m
-	return p
 }
 
 // engineOptions wires an engine from configuration.
@@ -121,20 +94,11 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 			return plancontext.Format(c)
 		},
 		Snapshots:  snaps,
-		TaskParser: taskParser(cfg, ag, g.Logger),
+		TaskParser: registry.TaskParser(cfg, ag, g.Logger),
 		Logger:     g.Logger,
 	}
 	// The scope gate compares marked sections with their task-N-pre state.
 	opt.Gates = append(opt.Gates, &gate.Scope{Snapshots: snaps, Touched: gate.TouchedBy(st)})
-	if len(cfg.Notify) > 0 {
-		argv := cfg.Notify
-		opt.Notify = func(ctx context.Context, msg string) {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if _, err := proc.Run(ctx, proc.Spec{Argv: append(append([]string(nil), argv...), msg), Dir: ws.Root}); err != nil {
-				g.Logger.Warn("notify", "err", err)
-			}
-		}
-	}
+	opt.Notify = session.NotifyCommand(g, ws.Root, cfg.Notify.Command)
 	return opt, nil
 }

@@ -29,6 +29,24 @@ func gitOutput(t *testing.T, dir string, args ...string) string {
 // the task completed once and its snapshots on record once each, and the
 // user's uncommitted and untracked files in the main tree are untouched.
 func TestWorktreeKillAnywhereThenResume(t *testing.T) {
+	killWorktreeRunThenResume(t, "resuming task 1 in .ralph/worktrees/task-1 on ralph/task/1",
+		pausepoint.TaskRecorded, pausepoint.TaskPreSnapshot, pausepoint.TaskCounter,
+		pausepoint.TaskWritten, pausepoint.IterationFile+"@2", pausepoint.PlanValidation,
+		pausepoint.AgentEvent+"@2", pausepoint.Gates, pausepoint.PostSnapshot)
+}
+
+// A `ralph run --worktree` killed before its task is recorded, even after
+// ralph.db exists, is started by `ralph resume` in its worktree and lands,
+// as a plain run killed at the same moment is started: it is never
+// "nothing to resume".
+func TestWorktreeKilledBeforeItsTaskIsRecordedResumes(t *testing.T) {
+	killWorktreeRunThenResume(t, "ralph run --worktree was stopped before its task was recorded; starting it now",
+		pausepoint.RequestWritten, pausepoint.StoreOpened)
+}
+
+// killWorktreeRunThenResume kills a ralph run --worktree at each of points
+// and checks that ralph resume, saying resumed, finishes and lands it.
+func killWorktreeRunThenResume(t *testing.T, resumed string, points ...string) {
 	bin := buildRalph(t)
 	// The task's commit needs an identity on any machine.
 	for k, v := range map[string]string{
@@ -37,11 +55,7 @@ func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	for _, point := range []string{
-		pausepoint.TaskRecorded, pausepoint.TaskPreSnapshot, pausepoint.TaskCounter,
-		pausepoint.TaskWritten, pausepoint.IterationFile + "@2", pausepoint.PlanValidation,
-		pausepoint.AgentEvent + "@2", pausepoint.Gates, pausepoint.PostSnapshot,
-	} {
+	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
 			dir := crashRepo(t)
@@ -60,11 +74,11 @@ func TestWorktreeKillAnywhereThenResume(t *testing.T) {
 			}
 
 			runUntilPaused(t, bin, dir, point, "--worktree", "--script", "agent.json", crashTask1)
-			if _, err := os.Stat(filepath.Join(dir, ".ralph", "worktrees", "task-1")); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, ".ralph", "worktrees", "task-1")); err != nil && strings.HasPrefix(resumed, "resuming") {
 				t.Fatalf("the killed run left no worktree: %v", err)
 			}
 			out, code := ralphCmd(t, bin, dir, "resume")
-			if code != 0 || !strings.Contains(out, "resuming task 1 in .ralph/worktrees/task-1 on ralph/task/1") ||
+			if code != 0 || !strings.Contains(out, resumed) ||
 				!strings.Contains(out, "task 1 landed on "+branch) {
 				t.Fatalf("resume: exit %d\n%s", code, out)
 			}

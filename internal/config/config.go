@@ -40,17 +40,23 @@ type Config struct {
 	// It configures the build-succeeds gate and opts a project that has
 	// no App plan into it.
 	Build *BuildGate `toml:"-"`
-	Stall Stall      `toml:"stall"`
-	Theme Theme      `toml:"theme"`
+	// UI is the [gates.ui] table, nil when ralph.toml has none. It
+	// configures the ui-renders gate and opts a project that has no App
+	// plan into it.
+	UI    *UIGate `toml:"-"`
+	Stall Stall   `toml:"stall"`
+	Theme Theme   `toml:"theme"`
 	// RecipeDirs are extra recipe directories, searched after .ralph/recipes.
 	RecipeDirs []string `toml:"recipe_dirs"`
 	// Agents configures each backend by name: [agents.claude] and so on.
 	Agents map[string]Backend `toml:"agents"`
 	// Task configures how a message becomes task.md: [task].
 	Task TaskParser `toml:"task"`
-	// Notify runs a command (argv, never a shell string) when a human
-	// is needed or a run stalls; the message is its last argument.
-	Notify []string `toml:"notify"`
+	// Notify is where people are told what happens: notify = [argv…]
+	// (a command run when a human is needed or a run stalls, the message
+	// its last argument), or a [notify] table with that command and the
+	// channels [notify.telegram], [notify.ntfy], [notify.webhook].
+	Notify Notify `toml:"-"`
 
 	// Specs configures the spec pipeline (ralph specs run): [specs].
 	Specs Specs `toml:"specs"`
@@ -217,6 +223,18 @@ type BuildGate struct {
 	Timeout Duration `toml:"timeout"`
 }
 
+// UIGate is [gates.ui]: how the ui-renders gate loads the app in a
+// browser.
+type UIGate struct {
+	// Browser is the Chromium or Chrome to use, a path or a name on
+	// PATH; empty looks for chromium, chromium-browser and google-chrome.
+	Browser string `toml:"browser"`
+	// Required makes a missing browser a failure rather than a skip.
+	Required bool `toml:"required"`
+	// Off turns the gate off.
+	Off bool `toml:"off"`
+}
+
 // Stall holds the stall detectors' thresholds.
 type Stall struct {
 	Repeat         int `toml:"repeat"`
@@ -249,9 +267,10 @@ type Backend struct {
 	Provider  string `toml:"provider"`
 }
 
-// TaskParser chooses how task.md is written: "auto" (the model when the
-// api agent is configured, else the template), "model" (Option A, always)
-// or "template" (Option B, never a model call).
+// TaskParser chooses how task.md is written: "auto" (the api agent's
+// model when it is configured, else the run's own agent in one single
+// answer when it has such a mode, else the template), "model" (the api
+// agent's model) or "template" (never a model call).
 type TaskParser struct {
 	Parser string `toml:"parser"`
 }
@@ -321,9 +340,12 @@ func Load(root string) (Config, error) {
 	if err := decodeGates(md, f.Gates, &cfg); err != nil {
 		return cfg, err
 	}
+	if err := decodeNotify(md, f.Notify, &cfg); err != nil {
+		return cfg, err
+	}
 	if keys := md.Undecoded(); len(keys) > 0 {
 		k := keys[0].String()
-		if strings.HasPrefix(k, "gates.") && !strings.HasPrefix(k, "gates.build") {
+		if strings.HasPrefix(k, "gates.") && !strings.HasPrefix(k, "gates.build") && !strings.HasPrefix(k, "gates.ui.") {
 			return cfg, fmt.Errorf("%s: unknown setting %q (command gates are [[gates]] entries with name and run; write them before [gates.build])", FileName, k)
 		}
 		return cfg, fmt.Errorf("%s: unknown setting %q", FileName, k)
@@ -341,7 +363,8 @@ var shellGate = regexp.MustCompile(`line (\d+) \(last key "gates\.run"\): incomp
 // holding only build (a [gates.build] with no [[gates]] before it).
 type file struct {
 	Config
-	Gates toml.Primitive `toml:"gates"`
+	Gates  toml.Primitive `toml:"gates"`
+	Notify toml.Primitive `toml:"notify"`
 }
 
 // gateEntry is one [[gates]] table, with the [gates.build] that TOML
@@ -349,6 +372,7 @@ type file struct {
 type gateEntry struct {
 	Gate
 	Build *BuildGate `toml:"build"`
+	UI    *UIGate    `toml:"ui"`
 }
 
 // decodeGates decodes the gates key into cfg.Gates and cfg.Build.
@@ -365,17 +389,21 @@ func decodeGates(md toml.MetaData, raw toml.Primitive, cfg *Config) error {
 			if e.Build != nil {
 				cfg.Build = e.Build
 			}
+			if e.UI != nil {
+				cfg.UI = e.UI
+			}
 			cfg.Gates = append(cfg.Gates, e.Gate)
 		}
 		return nil
 	}
 	var table struct {
 		Build *BuildGate `toml:"build"`
+		UI    *UIGate    `toml:"ui"`
 	}
 	if err := md.PrimitiveDecode(raw, &table); err != nil {
 		return decodeError(err)
 	}
-	cfg.Build = table.Build
+	cfg.Build, cfg.UI = table.Build, table.UI
 	return nil
 }
 
@@ -447,6 +475,9 @@ func (c Config) validate() error {
 		Int("[stall] repeat", st.Repeat), Int("[stall] no_progress", st.NoProgress), Int("[stall] repeated_errors", st.RepeatedErrors),
 	); err != nil {
 		return fmt.Errorf("%s: %w", FileName, err)
+	}
+	if err := c.Notify.validate(); err != nil {
+		return err
 	}
 	return c.Specs.validate()
 }
@@ -524,6 +555,15 @@ gate_failures = 5          # end the run after this many failed completions in a
 # tsconfig = "tsconfig.app.json"   # default: the nearest tsconfig.json, or the
 #                          # one with paths that its "references" name
 # timeout = "5m"           # for use = "npm"
+
+# ui-renders: after build-succeeds passes, App plans get each <Screen> loaded
+# in headless Chromium at 1280x800 and 390x844; [gates.ui] opts any other
+# project in. Screenshots go to .ralph/preview/.
+# [gates.ui]
+# browser = "chromium"     # a path or a name on PATH; default: chromium,
+#                          # chromium-browser, google-chrome on PATH
+# required = false         # true: no browser fails the gate instead of skipping
+# off = false
 
 [stall]
 repeat = 3                 # identical tool calls this many iterations in a row

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestLoadMissingIsDefault(t *testing.T) {
@@ -233,5 +235,42 @@ func TestSandboxSettings(t *testing.T) {
 	s := cfg.Sandbox
 	if s.Mode != "workspace" || s.Network != "model" || !s.Required || len(s.Read) != 2 || s.Write[0] != "~/.cache/go-build" {
 		t.Errorf("sandbox = %+v", s)
+	}
+}
+
+func TestNotify(t *testing.T) {
+	tests := []struct {
+		name, toml, err string
+		want            Notify
+	}{
+		{name: "command list", toml: `notify = ["notify-send", "ralph"]`, want: Notify{Command: []string{"notify-send", "ralph"}}},
+		{name: "table", toml: "[notify]\ncommand = [\"x\"]\ndashboard_url = \"http://box:8080\"\n[notify.telegram]\nchat_id = -100\nallow = [42]\nbase_url = \"http://127.0.0.1:9\"\nevents = [\"human\", \"end\"]\n",
+			want: Notify{Command: []string{"x"}, DashboardURL: "http://box:8080", Telegram: &Telegram{ChatID: -100, Allow: []int64{42}, BaseURL: "http://127.0.0.1:9", Events: []string{"human", "end"}}}},
+		{name: "no chat", toml: "[notify.telegram]\nallow = [1]\n", err: "[notify.telegram] needs chat_id"},
+		{name: "token in config", toml: "[notify.telegram]\nchat_id = 1\ntoken_env = \"123:ABC=x\"\n", err: "names an environment variable"},
+		{name: "unknown event", toml: "[notify.webhook]\nurl = \"https://h.example/x\"\nevents = [\"lunch\"]\n", err: `unknown event "lunch"`},
+		{name: "bad url", toml: "[notify.ntfy]\ntopic = \"t\"\nurl = \"ftp://x\"\n", err: "is not an http(s) URL"},
+		{name: "unknown key", toml: "[notify.telegram]\nchat_id = 1\ntoken = \"123:ABC\"\n", err: `unknown setting "notify.telegram.token"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, FileName), []byte(tt.toml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(dir)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Load: %v, want an error with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, cfg.Notify); diff != "" {
+				t.Errorf("Notify (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -66,9 +66,12 @@ What happened:
      to src/index.css, loaded each section's recipe into feedback.md and
      opened the BUILD phase.
   3. It built two of three sections, replaced the scaffold App.tsx, and
-     asked to finish: the sections-exist gate failed and feedback.md said
-     what was missing.
-  4. It added the last section; every gate passed; task-1-post was saved.
+     asked to finish: the sections-exist gate failed, and ui-renders (with
+     Chromium on PATH) loaded the page at desktop and phone sizes and found
+     the missing section and a light-grey tagline on white; feedback.md
+     said what was wrong, with screenshots in .ralph/preview/.
+  4. It added the last section and used the theme's colour for the
+     tagline; every gate passed; task-1-post was saved.
 
 Look around:
   cd %s

@@ -13,11 +13,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent/amp"
 	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/render"
 	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -75,6 +77,8 @@ var doctorChecks = []doctorCheck{
 	{"lock", checkLock},
 	{"orphans", checkOrphans},
 	{"store", checkStore},
+	{"notify", checkNotify},
+	{"browser", checkBrowser},
 	{"sandbox", checkSandbox},
 }
 
@@ -148,6 +152,35 @@ func checkGit(ctx context.Context, _ *doctorEnv) []finding {
 		return []finding{{Status: findingFail, Message: fmt.Sprintf("%s --version: %v", path, err)}}
 	}
 	return []finding{{Status: findingOK, Message: strings.TrimSpace(string(out)) + " (" + path + ")"}}
+}
+
+// checkBrowser says which browser the ui-renders gate would load the app
+// in: [gates.ui] browser, else the first Chromium or Chrome on PATH.
+// None is information, or a failure when [gates.ui] required is set.
+func checkBrowser(ctx context.Context, env *doctorEnv) []finding {
+	configured, required := "", false
+	if u := env.cfg.UI; u != nil {
+		if u.Off {
+			return []finding{{Status: findingInfo, Message: "ui-renders is off ([gates.ui] off = true)"}}
+		}
+		configured, required = u.Browser, u.Required
+	}
+	path, err := render.Find(configured)
+	if err != nil {
+		f := finding{Status: findingInfo, Message: errorText(err) + ": ui-renders skips; install Chromium (scripts/install-chromium.sh, apt-get install chromium) or set [gates.ui] browser = \"/path/to/chrome\""}
+		if required {
+			f.Status = findingFail
+		}
+		return []finding{f}
+	}
+	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(vctx, path, "--version").Output()
+	version := strings.TrimSpace(string(out))
+	if err != nil || version == "" {
+		return []finding{{Status: findingWarn, Path: path, Message: fmt.Sprintf("%s --version did not answer (%v): ui-renders may fail to start it", path, err)}}
+	}
+	return []finding{{Status: findingOK, Path: path, Version: version, Message: fmt.Sprintf("%s (%s): ui-renders loads the app in it", version, path)}}
 }
 
 func checkAgents(ctx context.Context, env *doctorEnv) []finding {

@@ -39,7 +39,7 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		return out, end, detail, nil
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
-	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number})
+	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number, Iteration: r.iteration})
 	e.reportEscapes(r)
 	pausepoint.At(pausepoint.Gates)
 	if ctx.Err() != nil {

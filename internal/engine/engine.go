@@ -78,6 +78,12 @@ type Options struct {
 	PlanContext func(ctx context.Context, root *plan.Node) string
 	// TaskParser turns the message into task.md; nil means the template.
 	TaskParser *task.Parser
+	// Plan, when set, is a plan handed in for a new task (ralph run
+	// --plan), already validated by the caller: it is written to
+	// .ralph/plan.tsx after the pre-task snapshot and counts as this
+	// task's plan, so the check at the top of iteration 1 opens BUILD
+	// with the build instructions.
+	Plan []byte
 	// Snapshots saves the task-boundary snapshots; nil disables them.
 	Snapshots *snapshot.Repo
 	// Notify is told about things a person should know now (a human is

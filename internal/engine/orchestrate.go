@@ -211,7 +211,7 @@ func (e *Engine) advance(ctx context.Context, r *run) (Reason, string) {
 				e.harnessEvent(r, "human-rejected", fmt.Sprintf("request %d %s%s; onReject=skip: %s", req.ID, verdict, responseNote(req), what), "")
 				continue
 			}
-			detail = fmt.Sprintf("request %d %s: %s", req.ID, verdict, firstLine(req.Prompt))
+			detail = fmt.Sprintf("request %d %s%s: %s", req.ID, verdict, byNote(req), firstLine(req.Prompt))
 			if req.Response != "" {
 				detail += " (" + req.Response + ")"
 			}
@@ -244,10 +244,20 @@ func (e *Engine) advance(ctx context.Context, r *run) (Reason, string) {
 }
 
 func responseNote(req store.HumanRequest) string {
+	by := byNote(req)
 	if req.Response == "" {
+		return by
+	}
+	return by + ": " + req.Response
+}
+
+// byNote names who answered req, for an answer from a notification
+// channel (which knows the person): " by @ann (telegram)".
+func byNote(req store.HumanRequest) string {
+	if req.AnsweredBy == "" {
 		return ""
 	}
-	return ": " + req.Response
+	return " by " + req.AnsweredBy + " (" + req.AnsweredVia + ")"
 }
 
 // nextStep returns the first Step after entry i, nil when there is none.

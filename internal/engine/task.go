@@ -273,21 +273,28 @@ func (e *Engine) startTask(ctx context.Context, message string) (*run, task.Task
 	return r, t, nil
 }
 
-// nextNumber is the new task's number: one past task-counter.txt, past
-// every task on record, and past any task-N-pre already taken (a rollback
-// puts the counter back, so task-N-pre is always this task's own start).
+// nextNumber is the new task's number (NextTaskNumber).
 func (e *Engine) nextNumber(ctx context.Context, prev int) (int, error) {
+	return NextTaskNumber(ctx, e.st, e.opt.Snapshots, prev)
+}
+
+// NextTaskNumber is the number a new task gets: one past prev (the
+// workspace's task-counter.txt), past every task on record in st, and
+// past any task-N-pre already taken in snaps (a rollback puts the counter
+// back, so task-N-pre is always this task's own start). ralph run
+// --worktree numbers its task with it before the engine runs.
+func NextTaskNumber(ctx context.Context, st *store.Store, snaps *snapshot.Repo, prev int) (int, error) {
 	n := prev + 1
-	highest, err := e.st.MaxTaskNumber(ctx)
+	highest, err := st.MaxTaskNumber(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n = max(n, highest+1)
-	if e.opt.Snapshots == nil {
+	if snaps == nil {
 		return n, nil
 	}
 	for {
-		taken, err := e.opt.Snapshots.Exists(ctx, snapshot.TaskPre(n))
+		taken, err := snaps.Exists(ctx, snapshot.TaskPre(n))
 		if err != nil {
 			return 0, fmt.Errorf("snapshot before task %d: %w", n, err)
 		}
@@ -314,6 +321,12 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	if err := e.resetForTask(r.number, rec); err != nil {
 		return task.Task{}, err
 	}
+	handed := e.opt.Plan != nil
+	if handed {
+		if err := e.ws.Write(workspace.Plan, string(e.opt.Plan)); err != nil {
+			return task.Task{}, fmt.Errorf("write the plan handed in: %w", err)
+		}
+	}
 	planText := e.ws.PlanContent()
 	t, opt, err := e.writeTask(ctx, r.number, message, rec, previous, planText)
 	if err != nil {
@@ -322,14 +335,27 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	if err := e.route(r, t, opt, planText); err != nil {
 		return task.Task{}, err
 	}
-	if err := e.recordStart(ctx, r, planText); err != nil {
+	atStart := planText
+	if handed {
+		// The plan handed in is this task's, not the previous one's: the
+		// PLAN-phase check validates it at the top of iteration 1, even
+		// for a bug fix.
+		atStart = ""
+		if err := e.ws.SetPhase(workspace.PhasePlan); err != nil {
+			return task.Task{}, err
+		}
+	}
+	if err := e.recordStart(ctx, r, atStart); err != nil {
 		return task.Task{}, err
 	}
-	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md by option %s): %s", r.number, r.route, opt, firstLine(message))})
-	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md written by option %s", r.number, r.route, opt), "")
+	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md %s): %s", r.number, r.route, opt, firstLine(message))})
+	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md %s", r.number, r.route, opt), "")
 	e.recordSandbox(r)
 	if startNote != "" {
 		e.harnessEvent(r, "snapshot", startNote, "")
+	}
+	if handed {
+		e.harnessEvent(r, "plan", "a plan was handed in (ralph run --plan): .ralph/plan.tsx is validated at the top of iteration 1", "")
 	}
 	return t, nil
 }

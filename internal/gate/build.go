@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/plan"
@@ -77,6 +78,30 @@ type BuildSucceeds struct {
 	Plan func() (*plan.Node, error)
 	// Logger receives debug records; nil discards them.
 	Logger *slog.Logger
+	// KeepBundle keeps the last bundle in memory, for ui-renders.
+	KeepBundle bool
+
+	mu   sync.Mutex
+	last *builtApp // what the last Check built
+}
+
+// builtApp is what a Check of build-succeeds left for ui-renders.
+type builtApp struct {
+	root    string
+	status  Status
+	entries []string
+	rep     *Report // nil when the app was not bundled in-process
+}
+
+// lastBuild returns what the last Check in root built, nil when it has
+// not run there.
+func (g *BuildSucceeds) lastBuild(root string) *builtApp {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.last == nil || g.last.root != root {
+		return nil
+	}
+	return g.last
 }
 
 // Name returns "build-succeeds".
@@ -88,6 +113,16 @@ func (g *BuildSucceeds) ChecksWork() bool { return g.OptIn && g.Use != BuildOff 
 
 // Check builds the app.
 func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
+	built := &builtApp{root: env.Root}
+	r := g.check(ctx, env, built)
+	built.status = r.Status
+	g.mu.Lock()
+	g.last = built
+	g.mu.Unlock()
+	return r
+}
+
+func (g *BuildSucceeds) check(ctx context.Context, env Env, built *builtApp) Result {
 	logger := g.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -121,13 +156,14 @@ func (g *BuildSucceeds) Check(ctx context.Context, env Env) Result {
 	if tsconfig == "" {
 		tsconfig = tsconfigFor(env.Root)
 	}
-	rep, err := Bundle(ctx, BundleOptions{Root: env.Root, Entries: entries, Tsconfig: tsconfig})
+	rep, err := Bundle(ctx, BundleOptions{Root: env.Root, Entries: entries, Tsconfig: tsconfig, Outputs: g.KeepBundle})
 	if err != nil {
 		return Result{Status: Fail, Message: fmt.Sprintf("cannot bundle %s: %v", strings.Join(entries, ", "), err),
 			Fix: "Check that the entry and tsconfig in [gates.build] name readable files."}
 	}
 	logger.Debug("bundled", "entries", entries, "tsconfig", tsconfig, "inputs", rep.Inputs, "errors", len(rep.Errors),
 		"missing", len(rep.Missing), "elapsed", time.Since(start))
+	built.entries, built.rep = entries, rep
 	r := g.verdict(entries, rep)
 	r.Message += note
 	return r

@@ -26,6 +26,9 @@ type BundleOptions struct {
 	// Tsconfig forces one tsconfig file, relative to Root; "" uses the
 	// nearest tsconfig.json of each file.
 	Tsconfig string
+	// Outputs keeps the bundle in the report (Files), with source maps,
+	// for the ui-renders gate to serve.
+	Outputs bool
 }
 
 // Report is what bundling found.
@@ -38,6 +41,11 @@ type Report struct {
 	Missing []Diagnostic
 	// Inputs is how many files the bundle read.
 	Inputs int
+	// Files is the bundle when BundleOptions.Outputs asked for it and it
+	// built: each file by its URL path, an entry's script and stylesheet
+	// at its own path with .js and .css (src/main.tsx → /src/main.js),
+	// assets under /assets/, source maps beside the scripts (.js.map).
+	Files map[string][]byte
 }
 
 // MissingPackages returns the names of the packages that are not
@@ -158,12 +166,13 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 	if opt.Tsconfig != "" {
 		tsconfig = filepath.Join(root, filepath.FromSlash(opt.Tsconfig))
 	}
-	bctx, cerr := api.Context(api.BuildOptions{
+	outdir := bundleOutdir()
+	bo := api.BuildOptions{
 		EntryPoints:   entries,
 		AbsWorkingDir: root,
 		Bundle:        true,
 		Write:         false,
-		Outdir:        filepath.Join(os.TempDir(), "ralph-build-succeeds"),
+		Outdir:        outdir,
 		Format:        api.FormatESModule,
 		Platform:      api.PlatformBrowser,
 		Target:        api.ESNext,
@@ -172,7 +181,14 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 		LogLevel:      api.LogLevelSilent,
 		Metafile:      true,
 		Plugins:       []api.Plugin{plugin},
-	})
+	}
+	if opt.Outputs {
+		bo.Outbase = root
+		bo.Sourcemap = api.SourceMapExternal
+		bo.AssetNames = "assets/[name]-[hash]"
+		bo.PublicPath = "/"
+	}
+	bctx, cerr := api.Context(bo)
 	if cerr != nil {
 		return nil, fmt.Errorf("bundle: %s", messagesText(cerr.Errors))
 	}
@@ -187,9 +203,21 @@ func Bundle(ctx context.Context, opt BundleOptions) (*Report, error) {
 		rep.Errors = append(rep.Errors, diagnose(root, m))
 	}
 	rep.Inputs = countInputs(res.Metafile)
+	if opt.Outputs && len(res.Errors) == 0 {
+		rep.Files = map[string][]byte{}
+		for _, f := range res.OutputFiles {
+			if rel, err := filepath.Rel(outdir, f.Path); err == nil && filepath.IsLocal(rel) {
+				rep.Files["/"+filepath.ToSlash(rel)] = f.Contents
+			}
+		}
+	}
 	rep.Missing = firstImports(missing, importers)
 	return rep, nil
 }
+
+// bundleOutdir is the directory esbuild names its output under; nothing
+// is written there.
+func bundleOutdir() string { return filepath.Join(os.TempDir(), "ralph-build-succeeds") }
 
 // firstImports keeps one diagnostic per missing package, the first by
 // file and position (an import with a position before one without),

@@ -59,7 +59,9 @@ func (c *Command) Check(ctx context.Context, env Env) Result {
 			out.WriteByte('\n')
 		}
 	}
-	res, err := proc.Run(ctx, proc.Spec{Argv: c.Argv, Dir: dir, OnLine: collect, OnStderrLine: collect})
+	// A gate leaves nothing running: what left its group with setsid is
+	// found by the group's token and ended with it.
+	res, err := proc.Run(ctx, proc.Spec{Argv: c.Argv, Dir: dir, OnLine: collect, OnStderrLine: collect, EndEscaped: true})
 	cmdline := strings.Join(c.Argv, " ")
 	fail := Fail
 	if c.Optional {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 
@@ -15,9 +16,14 @@ func FromConfig(cfg config.Config, logger *slog.Logger) []Gate {
 		HasSummary{},
 		&PlanDiff{},
 		&AppHasContent{},
-		buildSucceeds(cfg.Build, logger),
-		&CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet},
 	}
+	build := buildSucceeds(cfg.Build, logger)
+	ui := &UIRenders{Build: build, Logger: logger}
+	if u := cfg.UI; u != nil {
+		ui.OptIn, ui.Off, ui.Browser, ui.Required = true, u.Off, u.Browser, u.Required
+	}
+	build.KeepBundle = !ui.Off
+	gates = append(gates, build, &CSSThemeComplete{Stylesheet: cfg.Theme.Stylesheet}, ui)
 	for _, g := range cfg.Gates {
 		gates = append(gates, &Command{GateName: g.Name, Argv: g.Run, Dir: g.Dir, Timeout: g.Timeout.Duration, Optional: g.Optional})
 	}
@@ -48,9 +54,22 @@ func ForSpecs(cfg config.Config) []Gate {
 			if g.OptIn {
 				out = append(out, g)
 			}
+		case *UIRenders:
+			if g.OptIn {
+				out = append(out, g)
+			}
 		}
 	}
 	return out
+}
+
+// Close ends what the gates hold for a run (ui-renders's browser).
+func Close(gates []Gate) {
+	for _, g := range gates {
+		if c, ok := g.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
 }
 
 // Landing runs the spec gates on a rebased branch for the merge

@@ -39,6 +39,8 @@ type Env struct {
 	Root string
 	// Task is the current task number (for snapshots such as task-N-pre).
 	Task int
+	// Iteration is the iteration the gates run at; 0 outside a run.
+	Iteration int
 }
 
 // Gate checks one property of the workspace.

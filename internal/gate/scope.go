@@ -15,6 +15,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/scope"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/task"
 )
 
 // SnapshotFiles reads files as a snapshot holds them; *snapshot.Repo is
@@ -35,7 +36,12 @@ var _ SnapshotFiles = (*snapshot.Repo)(nil)
 // source file now with the file at task-N-pre and applies scope.Check:
 // an [ADD] of N items must raise the item count by exactly N, PRESERVED
 // items must all survive unconverted, NO CHANGES files must be untouched,
-// and so on. Any failing marker fails the gate; warnings alone warn.
+// and so on. Every [ADD], [MODIFY], [FIX] and [REMOVE] marker names the
+// requirement of .ralph/task.md it stands for and fails when its file is
+// unchanged since task-N-pre; a requirement's own check (task.md's
+// " — check: [argv]") is run and must pass; a requirement no marker
+// carries fails when nothing in the project changed. Any failing marker
+// fails the gate; warnings alone warn.
 //
 // A section's markers are those of its own comments for task N (and
 // PRESERVED and NO CHANGES markers that name no task); a section with none
@@ -54,7 +60,19 @@ type Scope struct {
 	// Touched optionally names the file the agent's tool calls touched for
 	// a section whose file cannot be found otherwise; "" when unknown.
 	Touched func(section *plan.Node) string
+	// CheckTimeout bounds each requirement's own check; zero means
+	// DefaultTimeout.
+	CheckTimeout time.Duration
 }
+
+// changeLister lists the files that differ between a snapshot and the
+// working tree; *snapshot.Repo is one. The scope gate uses it, when its
+// Snapshots have it, to tell a task that changed nothing.
+type changeLister interface {
+	Diff(ctx context.Context, name string) ([]snapshot.FileChange, error)
+}
+
+var _ changeLister = (*snapshot.Repo)(nil)
 
 // scopeReadTimeout bounds the git reads of one gate run.
 const scopeReadTimeout = time.Minute
@@ -74,17 +92,28 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 			Message: fmt.Sprintf("the plan cannot be read, so the scope of task %d cannot be checked: %v", n, err),
 			Fix:     "Repair .ralph/plan.tsx so that it parses again, keeping the change markers of this task; `ralph plan validate` shows where it breaks."}
 	}
-	if root == nil || !hasTaskMarkers(root, n) {
+	reqs, preserve := requirements(env.Root)
+	marked := root != nil && hasTaskMarkers(root, n)
+	if !marked && len(reqs) == 0 {
 		return Result{Status: Skip, Message: fmt.Sprintf("no change markers for task %d", n)}
 	}
-	sections := markedSections(root, n)
-	if len(sections) == 0 {
+	var sections []markedSection
+	if marked {
+		sections = markedSections(root, n)
+	}
+	if len(sections) == 0 && len(reqs) == 0 {
 		return Result{Status: Skip, Message: fmt.Sprintf("the markers of task %d are on no section with a source file (theme or screen only): nothing to compare", n)}
+	}
+	what := scopePlural(len(sections), "marked section")
+	if len(sections) == 0 {
+		what = scopePlural(len(reqs), "requirement")
 	}
 	pre := snapshot.TaskPre(n)
 	if r, ok := s.Snapshots.(*snapshot.Repo); s.Snapshots == nil || (ok && r == nil) {
-		return Result{Status: Warn, Message: fmt.Sprintf("no snapshots: the %s of task %d cannot be compared with %s", scopePlural(len(sections), "marked section"), n, pre)}
+		return Result{Status: Warn, Message: fmt.Sprintf("no snapshots: the %s of task %d cannot be compared with %s", what, n, pre)}
 	}
+	// The requirements' own checks run first, each with its own timeout.
+	s.runChecks(ctx, env, reqs)
 	ctx, cancel := context.WithTimeout(ctx, scopeReadTimeout)
 	defer cancel()
 	ok, err := s.Snapshots.Exists(ctx, pre)
@@ -93,11 +122,27 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 		if err != nil {
 			why = "cannot be read: " + err.Error()
 		}
-		return Result{Status: Warn, Message: fmt.Sprintf("snapshot %s %s, so the %s of task %d cannot be compared with the state before the task", pre, why, scopePlural(len(sections), "marked section"), n)}
+		if f := failedChecks(n, reqs); f.Status == Fail {
+			return f // a requirement's own check speaks without a snapshot
+		}
+		if len(sections) == 0 && err == nil {
+			return Result{Status: Skip, Message: fmt.Sprintf("no %s (the first task on an empty tree): task %d's requirements are left to the other gates", pre, n)}
+		}
+		return Result{Status: Warn, Message: fmt.Sprintf("snapshot %s %s, so the %s of task %d cannot be compared with the state before the task", pre, why, what, n)}
 	}
 
 	rep := scopeReport{task: n}
-	var in scope.Input
+	in := scope.Input{Task: n, Requirements: reqs, Preserve: preserve}
+	if d, ok := s.Snapshots.(changeLister); ok {
+		if changes, err := d.Diff(ctx, pre); err == nil {
+			in.ChangedKnown = true
+			for _, c := range changes {
+				if c.Path != ".ralph" && !strings.HasPrefix(c.Path, ".ralph/") {
+					in.Changed = append(in.Changed, c.Path)
+				}
+			}
+		}
+	}
 	now := os.DirFS(env.Root)
 	before := snapshotFS{ctx: ctx, files: s.Snapshots, name: pre}
 	for _, sec := range sections {
@@ -134,6 +179,82 @@ func (s *Scope) Check(ctx context.Context, env Env) Result {
 	}
 	rep.add(scope.Check(in), in.Targets)
 	return rep.result()
+}
+
+// requirements reads task.md's [ADD], [MODIFY], [FIX] and [REMOVE]
+// requirements and its PRESERVE lines; none when task.md is missing,
+// unreadable or still the template.
+func requirements(root string) ([]scope.Requirement, []string) {
+	src, err := os.ReadFile(filepath.Join(root, ".ralph", "task.md"))
+	if err != nil {
+		return nil, nil
+	}
+	t, err := task.Parse(src)
+	if err != nil {
+		return nil, nil
+	}
+	var out []scope.Requirement
+	for i, r := range t.Requirements {
+		if r.Kind == task.Open || strings.TrimSpace(r.Text) == task.Placeholder {
+			continue
+		}
+		out = append(out, scope.Requirement{N: i + 1, Kind: r.Kind, Text: r.Text, Check: r.Check})
+	}
+	var preserve []string
+	for _, p := range t.Preserve {
+		if strings.TrimSpace(p) != task.Placeholder {
+			preserve = append(preserve, p)
+		}
+	}
+	return out, preserve
+}
+
+// failedChecks fails with one line per requirement whose own check
+// failed; the zero Result when none did.
+func failedChecks(n int, reqs []scope.Requirement) Result {
+	rep := scopeReport{task: n}
+	for _, f := range scope.Check(scope.Input{Task: n, Requirements: reqs}) {
+		if f.Status == scope.Fail {
+			rep.add([]scope.Finding{f}, nil)
+		}
+	}
+	if len(rep.fails) == 0 {
+		return Result{}
+	}
+	return rep.result()
+}
+
+// runChecks runs each requirement's own check, as a command gate runs its
+// argv (no shell, its own process group, a timeout), and records the
+// outcome on the requirement.
+func (s *Scope) runChecks(ctx context.Context, env Env, reqs []scope.Requirement) {
+	for i := range reqs {
+		r := &reqs[i]
+		if r.Check == nil {
+			continue
+		}
+		c := &Command{GateName: fmt.Sprintf("task.md requirement %d", r.N), Argv: r.Check, Timeout: s.CheckTimeout}
+		res := c.Check(ctx, env)
+		r.Ran = &scope.CheckRun{Passed: res.Status == Pass, Output: checkOutput(res.Message, c.Argv)}
+	}
+}
+
+// checkOutput takes what a requirement's check printed out of a command
+// gate's message, or, when it printed nothing, how it ended ("exited with
+// status 1").
+func checkOutput(msg string, argv []string) string {
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	head := strings.TrimSuffix(strings.TrimPrefix(lines[0], "`"+strings.Join(argv, " ")+"`"), ":")
+	var out []string
+	for _, l := range lines[1:] {
+		if t := strings.TrimSpace(l); t != "" && t != "```" {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return strings.TrimSpace(strings.TrimPrefix(head, ":"))
+	}
+	return strings.Join(out, "\n")
 }
 
 // plan returns the current plan.
@@ -260,6 +381,7 @@ type scopeReport struct {
 	sections int
 	unnamed  []bool // per target: its file is a guess found on neither side
 	fails    []string
+	unmet    map[int]bool // the task.md requirements a failing finding judges
 	warns    []string
 	passes   []string
 	fixes    []string
@@ -297,6 +419,12 @@ func (r *scopeReport) add(findings []scope.Finding, targets []scope.Target) {
 		}
 		switch f.Status {
 		case scope.Fail:
+			if f.Requirement > 0 {
+				if r.unmet == nil {
+					r.unmet = map[int]bool{}
+				}
+				r.unmet[f.Requirement] = true
+			}
 			msg := f.Message
 			if f.Detail != "" {
 				msg += "\n  counted: " + f.Detail
@@ -317,6 +445,9 @@ func (r *scopeReport) result() Result {
 	var b strings.Builder
 	var status Status
 	switch {
+	case len(r.unmet) > 0:
+		status = Fail
+		fmt.Fprintf(&b, "task %d is not done: %s of .ralph/task.md not met (%s, %s):", r.task, scopePlural(len(r.unmet), "requirement"), scopePlural(len(r.fails), "failure"), scopePlural(len(r.warns), "warning"))
 	case len(r.fails) > 0:
 		status = Fail
 		fmt.Fprintf(&b, "task %d stepped outside the plan's change markers (%s, %s):", r.task, scopePlural(len(r.fails), "failure"), scopePlural(len(r.warns), "warning"))

@@ -144,6 +144,10 @@ func newScopeProject(t *testing.T, files map[string]string) *scopeProject {
 	}
 	p.snaps = snaps
 	p.write(".ralph/plan.tsx", task3Plan)
+	// The agent has done the plan's [MODIFY]s of the hero and the CTA
+	// copy; the tests below vary what it did to the flavours.
+	p.write("src/sections/HeroSection.tsx", "export const Hero = () => <h1>Energy, for grown-ups</h1>\n")
+	p.write("src/sections/CtaSection.tsx", "export const Cta = () => <a href=\"/store\">Stock up for the late shift</a>\n")
 	return p
 }
 
@@ -557,4 +561,103 @@ func TestScopeNoChangesFixRestores(t *testing.T) {
 	if out, err := st.Output(); err != nil || len(out) > 0 {
 		t.Errorf("the fix staged files: %q, %v", out, err)
 	}
+}
+
+// markersPlan marks one section for each of task 3's four requirements.
+const markersPlan = `<App name="VIBRANT ENERGY">
+  <Screen name="landing">
+    <Section gumdrop="hero">{/* TASK-3 [MODIFY]: hero copy, more adult */}</Section>
+    <Section gumdrop="features" file="src/sections/FlavorGridSection.tsx">{/* TASK-3 [ADD]: a nighttime flavour */}</Section>
+    <Section gumdrop="cta">{/* TASK-3 [FIX]: the button goes to /signup */}</Section>
+  </Screen>
+  <Screen name="store">
+    <Section gumdrop="pricing">{/* TASK-3 [REMOVE]: the Pack option */}</Section>
+  </Screen>
+</App>
+`
+
+// markersTask is task.md for it; the [FIX] carries its own check, an argv.
+const markersTask = `# Task: Grown-up copy and a signup CTA
+Type: mutation
+Previous: task-2-post
+Counter: 3
+
+## Requirements
+- [MODIFY] Refine the hero copy: less generic, more adult
+- [FIX] the CTA button links to /signup — check: ["grep", "-q", "href=\"/signup\"", "src/sections/CtaSection.tsx"]
+- [REMOVE] the Pack option from pricing
+- [ADD] a nighttime flavour
+
+## Original Message
+> grown-up hero copy, the CTA should go to signup, drop the pack, add a night flavour
+`
+
+// A task whose four requirements the agent ignored fails on each, by its
+// line in task.md; done honestly it passes, the [FIX] only once its own
+// check passes.
+func TestScopeRequirements(t *testing.T) {
+	p := newScopeProject(t, nil)
+	// Undo the fixture's copy changes: this agent did nothing at all.
+	p.write("src/sections/HeroSection.tsx", "export const Hero = () => <h1>Energy for everyone</h1>\n")
+	p.write("src/sections/CtaSection.tsx", "export const Cta = () => <a href=\"/store\">Buy now</a>\n")
+	p.write(".ralph/plan.tsx", markersPlan)
+	p.write(".ralph/task.md", markersTask)
+	want{
+		status: Fail,
+		message: []string{
+			"task 3 is not done: 4 requirements of .ralph/task.md not met (4 failures, 0 warnings):",
+			`- FAIL task.md requirement 1 [MODIFY] "Refine the hero copy: less generic, more adult" not done: hero (src/sections/HeroSection.tsx) is unchanged since task-3-pre`,
+			`- FAIL task.md requirement 2 [FIX] "the CTA button links to /signup" not done: cta (src/sections/CtaSection.tsx) is unchanged since task-3-pre`,
+			`- FAIL task.md requirement 3 [REMOVE] "the Pack option from pricing" not done: pricing (src/sections/PricingSection.tsx) is unchanged since task-3-pre`,
+			`- FAIL task.md requirement 4 [ADD] "a nighttime flavour" not done: features (src/sections/FlavorGridSection.tsx) is unchanged since task-3-pre`,
+		},
+		fix: []string{"Then `grep -q \"href=\\\"/signup\\\"\" src/sections/CtaSection.tsx` must pass."},
+		not: []string{"counted:"},
+	}.check(t, p.check(&Scope{}, 3))
+
+	// Everything changed, but the CTA still goes to the store: its check
+	// fails, and only that requirement is unmet.
+	p.write("src/sections/HeroSection.tsx", "export const Hero = () => <h1>Energy, for grown-ups</h1>\n")
+	p.write("src/sections/CtaSection.tsx", "export const Cta = () => <a className=\"btn\" href=\"/store\">Sign up</a>\n")
+	p.write(pricingFile, "export const Pricing = () => <ul><li>Single</li></ul>\n")
+	p.write(flavorFile, flavorGrid(appended(1)))
+	want{
+		status:  Fail,
+		message: []string{"task 3 is not done: 1 requirement of .ralph/task.md not met", "- FAIL cta (src/sections/CtaSection.tsx): changed, but the requirement's check `grep -q \"href=\\\"/signup\\\"\" src/sections/CtaSection.tsx` still fails"},
+	}.check(t, p.check(&Scope{}, 3))
+
+	p.write("src/sections/CtaSection.tsx", "export const Cta = () => <a className=\"btn\" href=\"/signup\">Sign up</a>\n")
+	want{status: Pass, message: []string{"cta (src/sections/CtaSection.tsx): changed, and `grep -q \"href=\\\"/signup\\\"\" src/sections/CtaSection.tsx` passes"}}.check(t, p.check(&Scope{}, 3))
+}
+
+// Without plan markers (a bug fix keeps the plan as it is), requirements
+// are still checked: a task that changed nothing is not done.
+func TestScopeRequirementsWithoutMarkers(t *testing.T) {
+	p := newScopeProject(t, nil)
+	p.write(".ralph/plan.tsx", beforePlan)
+	p.write(".ralph/task.md", "# Task: toggle\nType: bugfix\n\n## Requirements\n- [FIX] the theme toggle switches moods\n")
+	// The fixture's copy changes are changes: restore them.
+	p.write("src/sections/HeroSection.tsx", "export const Hero = () => <h1>Energy for everyone</h1>\n")
+	p.write("src/sections/CtaSection.tsx", "export const Cta = () => <a href=\"/store\">Buy now</a>\n")
+	want{status: Fail, message: []string{`- FAIL task.md requirement 1 [FIX] "the theme toggle switches moods" not done: nothing in the project changed since task-3-pre`}}.check(t, p.check(&Scope{}, 3))
+	p.write("src/theme-toggle.ts", "export const toggle = () => {}\n")
+	want{status: Pass, message: []string{"the requirement itself is verified by the gates as a whole"}}.check(t, p.check(&Scope{}, 3))
+}
+
+// Without task-N-pre (the first task on an empty tree) requirements are
+// not compared, but a requirement's own check still holds the task.
+func TestScopeRequirementsWithoutSnapshot(t *testing.T) {
+	dir := testutil.GitRepo(t)
+	snaps, err := snapshot.Open(context.Background(), dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &scopeProject{t: t, dir: dir, snaps: snaps}
+	p.write(".ralph/task.md", "# Task: hero\nType: fresh\n\n## Requirements\n- [ADD] a hero that names Tideline\n")
+	want{status: Skip, message: []string{"no task-1-pre (the first task on an empty tree)"}}.check(t, p.check(&Scope{}, 1))
+
+	p.write(".ralph/task.md", "# Task: hero\nType: fresh\n\n## Requirements\n- [ADD] a hero that names Tideline — check: [\"grep\", \"-q\", \"Tideline\", \"src/Hero.tsx\"]\n")
+	want{status: Fail, message: []string{"task 1 is not done: 1 requirement of .ralph/task.md not met", "not done: its check `grep -q Tideline src/Hero.tsx` fails: grep: src/Hero.tsx: No such file or directory"}}.check(t, p.check(&Scope{}, 1))
+	p.write("src/Hero.tsx", "export const Hero = () => <h1>Tideline</h1>\n")
+	want{status: Skip}.check(t, p.check(&Scope{}, 1))
 }

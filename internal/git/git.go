@@ -114,6 +114,10 @@ type Options struct {
 	// ReadOnly sets GIT_OPTIONAL_LOCKS=0, so that a status or diff never
 	// refreshes or locks the user's index.
 	ReadOnly bool
+	// Inherit are open files git inherits (as descriptors 3, 4, …), so
+	// that a lock the caller holds on one lasts as long as git runs, even
+	// when the caller dies first.
+	Inherit []*os.File
 }
 
 // Run runs git with args in dir and returns its standard output. An error
@@ -139,7 +143,11 @@ func RunWith(ctx context.Context, dir string, o Options, args ...string) ([]byte
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	cmd.Dir = dir
+	// A git must not outlive the ralph that started it: it would hold its
+	// lock files, and go on changing the tree, after ralph was killed.
+	cmd.SysProcAttr = dieWithParent()
 	cmd.Env = Env(o.Env...)
+	cmd.ExtraFiles = o.Inherit
 	if o.ReadOnly {
 		cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0")
 	}

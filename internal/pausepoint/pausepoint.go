@@ -28,6 +28,9 @@ const (
 	// RequestWritten: ralph run has written .ralph/request.json and
 	// taken the lock; the store does not exist yet for a first task.
 	RequestWritten = "request-written"
+	// StoreOpened: the store exists (ralph.db); no task, and for ralph
+	// run --worktree no worktree task, is recorded in it yet.
+	StoreOpened = "store-opened"
 	// TaskRecorded: the task's row is in the store; nothing of the task
 	// start (snapshot, counter, task.md) is done yet.
 	TaskRecorded = "task-recorded"

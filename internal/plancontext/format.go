@@ -15,7 +15,8 @@ func Format(c Context) string {
 	writeTheme(&b, c.Theme)
 	if len(c.Sections) > 0 {
 		b.WriteString("\n## Sections, in order\n\n")
-		b.WriteString("Build one file per section, in this order, each with the recipe below it. The recipes are here in full: there is nothing to search for.\n")
+		b.WriteString("Build one file per section, in this order, each with the recipe below it. The recipes are here in full: there is nothing to search for.\n\n")
+		b.WriteString("Put `data-section=\"<recipe id>\"` on each section's root element (`<section data-section=\"hero\">`): the ui-renders gate loads every screen in a browser at 1280×800 and 390×844 (a <Screen> at its path prop, else the first at / and each other at /<name>) and finds each planned section by it. It also fails on errors in the console, a blank page, text below WCAG AA contrast and a page wider than a phone; its screenshots go to `.ralph/preview/`.\n")
 		for i, s := range c.Sections {
 			writeSection(&b, i+1, s)
 		}
@@ -90,6 +91,7 @@ func writeSection(b *strings.Builder, i int, s SectionContext) {
 		fmt.Fprintf(b, " → %s", code(s.File))
 	}
 	b.WriteString("\n\n")
+	fmt.Fprintf(b, "**Root element:** `data-section=%q`\n\n", s.Gumdrop)
 	if len(s.Components) > 0 {
 		fmt.Fprintf(b, "**Components:** %s\n\n", strings.Join(s.Components, ", "))
 	}

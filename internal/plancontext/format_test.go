@@ -79,7 +79,10 @@ func TestFormatSectionsInOrder(t *testing.T) {
 	want := []string{
 		"ralph theme preset mono --apply",
 		"## Sections, in order",
+		"Put `data-section=\"<recipe id>\"` on each section's root element",
+		"the ui-renders gate loads every screen in a browser at 1280×800 and 390×844",
 		"### 1. hero (variant: centered) → `src/sections/HeroSection.tsx`",
+		"**Root element:** `data-section=\"hero\"`",
 		"**Components:** Button, Badge",
 		"### Hero", // the recipe's # Hero, demoted
 		"Recipe content here.",
@@ -87,6 +90,7 @@ func TestFormatSectionsInOrder(t *testing.T) {
 		"# not a heading",
 		"  ## indented stays",
 		"### 2. pricing → `src/sections/PricingSection.tsx`",
+		"**Root element:** `data-section=\"pricing\"`",
 		`No recipe found for "pricing"`,
 		"### 3. faq → `src/sections/FaqSection.tsx`",
 		"FAQ body",

@@ -136,6 +136,33 @@ func Validate(ctx context.Context, g *Globals, asJSON bool, arg string) error {
 	return nil
 }
 
+// HandedIn reads and checks the plan handed to ralph run --plan FILE
+// before anything of the run starts, as the engine checks a plan at the
+// top of a PLAN iteration. A valid plan's content is returned, its
+// warnings printed; an invalid one prints each finding at FILE:LINE:COL
+// on standard error and is a usage error (exit 2): nothing was started.
+func HandedIn(ctx context.Context, g *Globals, arg string) ([]byte, error) {
+	name, src, err := readPlan(g, arg)
+	if err != nil {
+		return nil, failure.New(failure.Usage, fmt.Errorf("--plan: %w", err))
+	}
+	reg, err := planRegistries(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	_, res := plan.Check(name, src, reg)
+	for _, f := range res.Failures {
+		fmt.Fprintln(g.Stderr, f.Format("FAIL", name))
+	}
+	for _, f := range res.Warnings {
+		fmt.Fprintln(g.Stderr, f.Format("WARN", name))
+	}
+	if !res.OK() {
+		return nil, failure.New(failure.Usage, fmt.Errorf("--plan %s is not valid (%s); no task was started", arg, plural(len(res.Failures), "failure")))
+	}
+	return src, nil
+}
+
 func nonNil(fs []plan.Finding) []plan.Finding {
 	if fs == nil {
 		return []plan.Finding{}

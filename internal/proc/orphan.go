@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -33,6 +34,9 @@ type ProcessTable interface {
 	// HasToken reports whether pid's environment carries the group
 	// token RALPH_PROC_TOKEN=token.
 	HasToken(pid int, token string) bool
+	// Carrying lists the running processes whose environment carries
+	// the group token, in whatever group or session they now are.
+	Carrying(token string) []int
 }
 
 // Processes returns the machine's process table.
@@ -56,11 +60,12 @@ const (
 // still run.
 type Orphan struct {
 	Group
-	// PIDs are the group's running processes.
+	// PIDs are the group's running processes, and those that left it
+	// (setsid) but carry its token.
 	PIDs []int
 	// Whole is true when the group's leader still runs as recorded, so
-	// the group can be signalled as one; otherwise only PIDs are, each
-	// recognised by the group's token in its environment.
+	// the group can be signalled as one; each of PIDs is signalled as
+	// well, being recognised by the group's token in its environment.
 	Whole bool
 }
 
@@ -68,29 +73,29 @@ type Orphan struct {
 // orphaned when its recorded owner is dead (no process with that pid, or
 // one with a different start time: the pid was reused) and processes
 // that provably belong to it still run: its leader with the recorded start
-// time, or, once the leader is gone, processes of the group whose
-// environment carries the group's token. The kernel never gives a new
-// process the pid of a live group's id, so a leader alive with its start
-// time is the group.
+// time and its members, and any process, in the group or one that left it
+// with setsid, whose environment carries the group's token. The kernel
+// never gives a new process the pid of a live group's id, so a leader
+// alive with its start time is the group.
 func Judge(g Group, t ProcessTable) (Verdict, Orphan) {
 	if start, _, alive := t.Stat(g.OwnerPID); alive && (g.OwnerStart == 0 || start == g.OwnerStart) {
 		return OwnerAlive, Orphan{}
 	}
 	o := Orphan{Group: g}
 	start, pgid, alive := t.Stat(g.PGID)
-	switch {
-	case alive && g.LeaderStart != 0 && start == g.LeaderStart && pgid == g.PGID:
+	if alive && g.LeaderStart != 0 && start == g.LeaderStart && pgid == g.PGID {
 		o.Whole = true
 		o.PIDs = t.Members(g.PGID)
-	case alive:
-		// The pid now belongs to another process: the group is gone.
-		return Gone, Orphan{}
-	default:
-		for _, pid := range t.Members(g.PGID) {
-			if t.HasToken(pid, g.Token) {
+	}
+	// Otherwise the leader is dead, or its pid belongs to another process
+	// now: only the token says what is the group's.
+	if g.Token != "" {
+		for _, pid := range t.Carrying(g.Token) {
+			if !slices.Contains(o.PIDs, pid) {
 				o.PIDs = append(o.PIDs, pid)
 			}
 		}
+		slices.Sort(o.PIDs)
 	}
 	if len(o.PIDs) == 0 {
 		return Gone, Orphan{}
@@ -125,10 +130,9 @@ func EndOrphan(ctx context.Context, o Orphan, t ProcessTable, grace time.Duratio
 		}
 		if cur.Whole {
 			_ = syscall.Kill(-cur.PGID, sig)
-		} else {
-			for _, pid := range cur.PIDs {
-				_ = syscall.Kill(pid, sig)
-			}
+		}
+		for _, pid := range cur.PIDs {
+			_ = syscall.Kill(pid, sig)
 		}
 		return false
 	}

@@ -33,6 +33,17 @@ func (f fakeTable) Members(pgid int) []int {
 
 func (f fakeTable) HasToken(pid int, token string) bool { return f[pid].token == token }
 
+func (f fakeTable) Carrying(token string) []int {
+	var out []int
+	for pid, p := range f {
+		if p.token == token {
+			out = append(out, pid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func TestJudge(t *testing.T) {
 	// Ralph 100 started at tick 5000 recorded group 200 (leader start 6000,
 	// token tok); 300 is another group nobody recorded.
@@ -65,6 +76,10 @@ func TestJudge(t *testing.T) {
 		{"leader killed, members with the token remain", rec, fakeTable{201: {6100, 200, "tok"}, 202: {6200, 200, "tok"}}, Orphaned, []int{201, 202}, false},
 		{"leader gone, members without the token are not ours", rec, fakeTable{201: {6100, 200, "other"}, 202: {6200, 200, ""}}, Gone, nil, false},
 		{"leader gone, only the token holders are", rec, fakeTable{201: {6100, 200, "tok"}, 202: {6200, 200, ""}}, Orphaned, []int{201}, false},
+		{"a member left the group with setsid: found by its token", rec, with(fakeTable{400: {6500, 400, "tok"}}), Orphaned, []int{200, 201, 400}, true},
+		{"group ended, a setsid escapee with the token remains", rec, fakeTable{400: {6500, 400, "tok"}, 300: {7000, 300, ""}}, Orphaned, []int{400}, false},
+		{"group id reused, an escapee with the token remains", rec, fakeTable{200: {8000, 200, ""}, 400: {6500, 400, "tok"}}, Orphaned, []int{400}, false},
+		{"an escapee of another group is not ours", rec, fakeTable{400: {6500, 400, "other"}}, Gone, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, o := Judge(tc.rec, tc.table)

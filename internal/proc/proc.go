@@ -39,7 +39,11 @@
 // A process that leaves the group (setsid, as a background dev server
 // does) is not killed with it, and may hold the output pipes open for
 // ever. Run reads them for PipeGrace after the group is gone, then closes
-// its ends and reports the holders in Result.Escaped.
+// its ends and reports the holders in Result.Escaped. Such a process keeps
+// the group's token: with Spec.EndEscaped (a gate, which must leave
+// nothing running) Run kills every process carrying it once the group is
+// gone, and Judge counts them in a dead ralph's orphaned group wherever
+// they now are (ProcessTable.Carrying, read from /proc on Linux).
 package proc
 
 import (
@@ -92,6 +96,10 @@ type Spec struct {
 	// KillGrace is how long the group has between SIGTERM and SIGKILL
 	// when cancelled. Zero means 2 seconds.
 	KillGrace time.Duration
+	// EndEscaped kills, when the group has ended, the processes that left
+	// it (setsid) but still carry its token, and reports them in
+	// Result.Ended: for a gate, which must leave nothing running.
+	EndEscaped bool
 	// Sandbox is the encoded policy (internal/sandbox) the supervisor
 	// applies to itself right before it starts the program, so it holds
 	// for the program and all it starts. Empty runs it unconfined. A
@@ -112,6 +120,9 @@ type Result struct {
 	// server does) still held the output pipes, so Run stopped reading
 	// after PipeGrace. It lists the holders it could identify.
 	Escaped []Escapee
+	// Ended lists the processes that had left the group carrying its
+	// token and were killed when it ended (Spec.EndEscaped).
+	Ended []Escapee
 }
 
 // Escapee is a process that left its group and kept the output open.
@@ -138,7 +149,11 @@ func (r Result) EscapeNote() string {
 			fmt.Fprintf(&b, " (%s)", e.Command)
 		}
 	}
-	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and left it running", b.String())
+	fate := "left it running"
+	if len(r.Ended) > 0 {
+		fate = "ended it"
+	}
+	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and %s", b.String(), fate)
 }
 
 // Started describes a process group Run has just started.
@@ -414,8 +429,12 @@ loop:
 	}
 	outR.Close()
 	errR.Close()
+	var ended []Escapee
+	if s.EndEscaped {
+		ended = endCarrying(token)
+	}
 
-	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped}
+	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}
 	if cause != nil {
 		return res, cause
 	}

@@ -117,6 +117,7 @@ func PrintRecipe(ctx context.Context, w io.Writer, dir, id string, asJSON bool) 
 	fmt.Fprintf(w, "components:     %s\n", strings.Join(r.Components, ", "))
 	fmt.Fprintf(w, "variants:       %s\n", strings.Join(r.Variants, ", "))
 	fmt.Fprintf(w, "suggested file: %s\n", SuggestedFile(r.ID))
+	fmt.Fprintf(w, "root element:   data-section=%q (the ui-renders gate finds the section by it)\n", r.ID)
 	fmt.Fprintf(w, "source:         %s\n\n", displaySource(dir, r.Source))
 	fmt.Fprint(w, strings.TrimRight(r.Body, "\n")+"\n")
 	return nil

@@ -526,9 +526,18 @@ func isIdentName(s string) bool {
 // labelKeys are the object properties that usually name an item.
 var labelKeys = [...]string{"name", "title", "label", "heading", "text"}
 
-// label returns a short name for the element [a, b): its name/title
-// property, else its first string or JSX text, else its text.
+// label returns a short name for the element [a, b) as a person would
+// recognise it: for an object, its name/title property (or its id/key/slug);
+// for a JSX element, its visible text, else its key, title, alt or label
+// attribute; otherwise its first string, else its text. Class names and
+// styles never name an item: four <li className="drink"> differ only in
+// their text.
 func (m *module) label(a, b int) string {
+	if m.tok(a).kind == tkJSXOpen {
+		if l := m.jsxLabel(a, b); l != "" {
+			return l
+		}
+	}
 	if m.tok(a).punct("{") {
 		for _, key := range labelKeys {
 			for _, p := range m.split(a) {
@@ -540,10 +549,21 @@ func (m *module) label(a, b int) string {
 			}
 		}
 	}
+	if m.tok(a).punct("{") {
+		for _, key := range keyKeys {
+			for _, p := range m.split(a) {
+				if propKey(m.toks[p[0]]) == key && m.tok(p[0]+1).punct(":") && p[1]-p[0] == 3 {
+					if v := m.toks[p[0]+2]; v.kind == tkString || v.kind == tkTemplate || v.kind == tkNumber {
+						return clip(unquote(v.text))
+					}
+				}
+			}
+		}
+	}
 	for j := a; j < b; j++ {
 		switch t := m.toks[j]; t.kind {
 		case tkString, tkTemplate, tkJSXString:
-			if m.tok(j + 1).punct(":") {
+			if m.tok(j+1).punct(":") || (t.kind == tkJSXString && styleAttr[m.attrOf(j)]) {
 				continue
 			}
 			return clip(unquote(t.text))
@@ -554,9 +574,64 @@ func (m *module) label(a, b int) string {
 	return clip(m.norm(a, b))
 }
 
+// keyKeys are the object properties that identify an item without naming
+// it, tried after labelKeys.
+var keyKeys = [...]string{"id", "key", "slug"}
+
+// jsxAttrKeys are the attributes that name a JSX element without visible
+// text, in order of preference.
+var jsxAttrKeys = [...]string{"key", "title", "alt", "aria-label", "label", "name", "id"}
+
+// styleAttr are attributes whose values say how an element looks, never
+// which one it is.
+var styleAttr = map[string]bool{"className": true, "class": true, "style": true, "tw": true}
+
+// jsxLabel returns the visible text of the JSX element [a, b), its text
+// pieces joined by single spaces, else the value of its first naming
+// attribute, else "".
+func (m *module) jsxLabel(a, b int) string {
+	var words []string
+	for j := a; j < b; j++ {
+		if t := m.toks[j]; t.kind == tkJSXText {
+			words = append(words, strings.Fields(t.text)...)
+		}
+	}
+	if len(words) > 0 {
+		return clip(strings.Join(words, " "))
+	}
+	for _, key := range jsxAttrKeys {
+		for j := a + 1; j+2 < b && m.toks[j].kind != tkJSXEnd && m.toks[j].kind != tkJSXSelfClose; j++ {
+			if m.toks[j].is(tkJSXAttr, key) && m.toks[j+1].punct("=") {
+				switch v := m.toks[j+2]; v.kind {
+				case tkJSXString:
+					return clip(unquote(v.text))
+				case tkPunct:
+					if v.text == "{" {
+						if s := m.tok(j + 3); (s.kind == tkString || s.kind == tkTemplate) && m.tok(j+4).punct("}") {
+							return clip(unquote(s.text))
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// attrOf returns the name of the JSX attribute whose value is the token at
+// j, or "".
+func (m *module) attrOf(j int) string {
+	if m.tok(j-1).punct("=") && m.tok(j-2).kind == tkJSXAttr {
+		return m.tok(j - 2).text
+	}
+	return ""
+}
+
 // clip shortens s to at most 40 runes.
-func clip(s string) string {
-	const limit = 40
+func clip(s string) string { return clipN(s, 40) }
+
+// clipN shortens s to at most limit runes, ending it with "…" when cut.
+func clipN(s string, limit int) string {
 	if utf8.RuneCountInString(s) <= limit {
 		return s
 	}

@@ -29,7 +29,14 @@
 //     break a run).
 //
 // Check compares each marked section's file at task-N-pre with the file now
-// and returns one Finding per marker. Besides counts it compares the items
+// and returns one Finding per marker, and one for each requirement of
+// task.md no marker carries. Every [ADD], [MODIFY], [FIX] and [REMOVE]
+// marker is linked to the task.md requirement it stands for, and fails
+// when its file is unchanged since task-N-pre, so a task whose
+// requirements all went untouched never completes; a requirement's own
+// check (task.md's " — check: [argv]") must pass too. Items are named by
+// what a person sees: an object's name or title (else its id or key), an
+// element's text (else its key, title or alt), never its class name. Besides counts it compares the items
 // themselves, by a normalised text of each, so "converted two and added
 // two" — ten items where ten were expected — still fails PRESERVED.
 package scope

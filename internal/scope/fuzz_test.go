@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/task"
 )
 
 // FuzzCountItems checks that counting never panics and terminates on any
@@ -30,10 +31,14 @@ func FuzzCountItems(f *testing.F) {
 			t.Fatalf("len(Items) = %d, N = %d", len(c.Items), c.N)
 		}
 		CountItems(src, nil)
-		Check(Input{Targets: []Target{{
-			Section: Section{Name: "s", File: "s.tsx", Markers: []plan.Marker{{Kind: plan.Add, Count: 2}, {Kind: plan.Preserved}, {Kind: plan.NoChanges}, {Kind: plan.Remove}, {Kind: plan.Modify}}},
-			Before:  Version{Present: true, Src: src, Siblings: self},
-			Now:     Version{Present: true, Src: append([]byte("const x = ["), src...)},
-		}}})
+		markers := []plan.Marker{{Kind: plan.Add, Count: 2}, {Kind: plan.Preserved}, {Kind: plan.NoChanges}, {Kind: plan.Remove}, {Kind: plan.Modify}, {Kind: plan.Fix, Text: string(src)}}
+		reqs := []Requirement{{N: 1, Kind: task.Fix, Text: string(src), Check: []string{"x"}, Ran: &CheckRun{Output: string(src)}}, {N: 2, Kind: task.Modify, Text: string(src)}}
+		for _, now := range [][]byte{src, append([]byte("const x = ["), src...)} {
+			Check(Input{Requirements: reqs, Preserve: []string{string(src)}, Targets: []Target{{
+				Section: Section{Name: "s", File: "s.tsx", Markers: markers},
+				Before:  Version{Present: true, Src: src, Siblings: self},
+				Now:     Version{Present: true, Src: now},
+			}}})
+		}
 	})
 }

@@ -38,8 +38,9 @@ const minSecret = 8
 
 // Values returns the secret values never to show: the
 // values of environment variables whose names say they hold a key, token,
-// password or the like, of the variables ralph.toml's api_key_env names,
-// and of ralph.toml settings with such names.
+// password or the like, of the variables ralph.toml's
+// api_key_env, token_env and secret_env name (any *_env setting with
+// such a name), and of ralph.toml settings with such names.
 func Values(environ []string, root string) []string {
 	var out []string
 	add := func(v string) {
@@ -63,7 +64,7 @@ func Values(environ []string, root string) []string {
 	if data, err := os.ReadFile(filepath.Join(root, "ralph.toml")); root != "" && err == nil {
 		if toml.Unmarshal(data, &cfg) == nil {
 			walkTOML(cfg, func(k, v string) {
-				if k == "api_key_env" {
+				if strings.HasSuffix(k, "_env") && secretName.MatchString(k) {
 					add(env[v])
 				} else if secretName.MatchString(k) && !strings.HasSuffix(k, "_env") {
 					add(v)

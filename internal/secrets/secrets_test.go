@@ -2,6 +2,9 @@ package secrets
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -36,5 +39,18 @@ func TestIsFile(t *testing.T) {
 		if got := IsFile(path); got != want {
 			t.Errorf("IsFile(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+func TestValuesNamedByConfig(t *testing.T) {
+	root := t.TempDir()
+	toml := "[notify.telegram]\ntoken_env = \"MY_BOT\"\nchat_id = 1\n[notify.webhook]\nsecret_env = \"HOOK\"\n[agents.api]\napi_key_env = \"LLM\"\n"
+	if err := os.WriteFile(filepath.Join(root, "ralph.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := Values([]string{"MY_BOT=123456:bot-token-value", "HOOK=hook-signing-secret", "LLM=llm-key-value", "PLAIN=not-a-secret-value"}, root)
+	want := []string{"123456:bot-token-value", "hook-signing-secret", "llm-key-value"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Values = %q, want %q", got, want)
 	}
 }

@@ -212,7 +212,7 @@ func (s *Server) apiAnswer(status string) http.HandlerFunc {
 			s.jsonError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		done, err := st.ResolveHuman(ctx, id, status, body.Response)
+		done, err := st.ResolveHumanAs(ctx, id, status, body.Response, store.Answerer{Via: "dashboard"})
 		var np *store.NotPendingError
 		switch {
 		case errors.Is(err, store.ErrNoHumanRequest):

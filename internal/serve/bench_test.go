@@ -1,11 +1,15 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,4 +152,91 @@ func BenchmarkSSELatencyBrowser(b *testing.B) {
 	b.ReportMetric(lat[len(lat)/2], "median-ms")
 	b.ReportMetric(lat[len(lat)*9/10], "p90-ms")
 	b.ReportMetric(lat[len(lat)-1], "max-ms")
+}
+
+// BenchmarkSSELatencyClients measures event-to-client latency with many
+// dashboards open: RALPH_BENCH_CLIENTS (default 50) clients read the live
+// stream over HTTP as the page does (?html=1); each iteration commits one
+// event from another connection, as a running loop does, and waits until
+// every client has it. It reports the median and 95th percentile over
+// every client and event. Target (issue 31): 15 ms / 40 ms.
+func BenchmarkSSELatencyClients(b *testing.B) {
+	clients := 50
+	if env := os.Getenv("RALPH_BENCH_CLIENTS"); env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 1 {
+			b.Fatalf("RALPH_BENCH_CLIENTS=%q", env)
+		}
+		clients = n
+	}
+	ws, st, task := bigStore(b, 1000)
+	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Watch(wctx)
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	defer hs.CloseClientConnections()
+
+	type receipt struct {
+		id int64
+		at time.Time
+	}
+	got := make(chan receipt, clients*64)
+	ready := make(chan struct{}, clients)
+	for range clients {
+		req, _ := http.NewRequestWithContext(wctx, "GET", hs.URL+"/api/events/stream?html=1", nil)
+		res, err := hs.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			defer res.Body.Close()
+			sc := bufio.NewScanner(res.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			first := true
+			for sc.Scan() {
+				line := sc.Text()
+				if first && strings.HasPrefix(line, "event: state") {
+					first = false
+					ready <- struct{}{}
+				}
+				if id, ok := strings.CutPrefix(line, "id: "); ok {
+					n, _ := strconv.ParseInt(id, 10, 64)
+					got <- receipt{n, time.Now()}
+				}
+			}
+		}()
+	}
+	for range clients {
+		<-ready
+	}
+	var lat []float64
+	for b.Loop() {
+		at := time.Now()
+		id, err := st.AddEvent(context.Background(), store.Event{TaskID: task, Iteration: 99, Kind: "text", Text: "live " + at.String()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < clients; {
+			select {
+			case r := <-got:
+				if r.id == id {
+					lat = append(lat, float64(r.at.Sub(at).Microseconds())/1000)
+					n++
+				}
+			case <-time.After(10 * time.Second):
+				b.Fatalf("event %d reached %d of %d clients", id, n, clients)
+			}
+		}
+		time.Sleep(time.Duration(20+len(lat)*37%180) * time.Millisecond) // spread events over any poll interval
+	}
+	slices.Sort(lat)
+	b.ReportMetric(lat[len(lat)/2], "p50-ms")
+	b.ReportMetric(lat[len(lat)*95/100], "p95-ms")
+	b.ReportMetric(float64(clients), "clients")
 }

@@ -64,6 +64,7 @@ var navItems = []struct{ Path, Name, Label string }{
 	{"/plan", "plan", "Plan"},
 	{"/snapshots", "snapshots", "Snapshots"},
 	{"/specs", "specs", "Specs"},
+	{"/preview", "preview", "Preview"},
 }
 
 // Nav lists the navigation links.

@@ -4,8 +4,8 @@
 //
 // It reads the store another process writes and makes only the writes
 // ralph approve, reject, stop and snapshot rollback make. Live updates
-// reach the browser by Server-Sent Events, fed by polling SQLite's
-// data_version. Templates, the stylesheet and the small script are
+// reach the browser by Server-Sent Events, woken by the writer's writes
+// to the store's WAL (fsnotify) and confirmed by SQLite's data_version. Templates, the stylesheet and the small script are
 // embedded; there is no build step.
 //
 // Security: every request to a non-loopback address needs the access
@@ -77,7 +77,9 @@ type Options struct {
 	RemotePoll time.Duration
 	// Secrets are values never to show (see secrets.Values).
 	Secrets []string
-	// Poll is how often the store is checked for changes; 0 means 100ms.
+	// Poll is how often the store is checked for changes the file watch
+	// did not report; 0 means 100ms, and at least 1s while the watch
+	// works.
 	Poll time.Duration
 	// Logger receives the server's diagnostics.
 	Logger *slog.Logger
@@ -94,13 +96,18 @@ type Server struct {
 	changes changeCache
 	// replays holds a slot for each stream reading a page of backlog.
 	replays chan struct{}
-	cop     *http.CrossOriginProtection
-	log     *slog.Logger
-	mu      sync.Mutex
-	st      *store.Store
-	closed  bool
+	// tail is the newest events as the last stream to read them found
+	// them, for the others woken by the same commit.
+	tail   tailCache
+	cop    *http.CrossOriginProtection
+	log    *slog.Logger
+	mu     sync.Mutex
+	st     *store.Store
+	closed bool
 	// lastRuns is the remote's runs as last published, as JSON.
 	lastRuns string
+	// prev serves the app for the Preview page, once it is asked for.
+	prev *preview
 }
 
 // NewToken returns a random 128-bit token, hex-encoded.
@@ -161,6 +168,7 @@ func New(opt Options) (*Server, error) {
 		cop:     http.NewCrossOriginProtection(),
 		log:     opt.Logger.With("component", "serve"),
 	}
+	s.tail.render = s.writeEventMessage
 	return s, nil
 }
 
@@ -169,6 +177,9 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.prev != nil {
+		s.prev.close()
+	}
 	if s.st != nil {
 		err := s.st.Close()
 		s.st = nil
@@ -219,6 +230,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /iterations/{task}/{n}", s.localPage("events", "Iteration", s.pageIterationDiff))
 	mux.HandleFunc("GET /specs", s.localPage("specs", "Specs", s.pageSpecs))
 	mux.HandleFunc("GET /specs/log", s.localPage("specs", "Specs", s.pageSpecLog))
+	mux.HandleFunc("GET /preview", s.localPage("preview", "Preview", s.pagePreview))
+	mux.HandleFunc("GET /preview/shots/{name}", s.previewShot)
+	mux.HandleFunc("GET /preview/history/{dir}/{name}", s.previewShot)
 	mux.HandleFunc("GET /fragment/{name}", s.fragment)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(mustSub(assets, "static"))))
 	// API.
@@ -233,6 +247,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/snapshots/{name}/diff", s.localAPI(s.apiSnapshotDiff))
 	mux.HandleFunc("POST /api/snapshots/{name}/rollback", s.localAPI(s.apiRollback))
 	mux.HandleFunc("GET /api/specs", s.localAPI(s.apiSpecs))
+	mux.HandleFunc("GET /api/preview", s.localAPI(s.apiPreview))
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		w.Header().Set("Cache-Control", "max-age=86400")
@@ -293,7 +308,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-src 'self' http://127.0.0.1:*; frame-ancestors 'none'")
 		api := strings.HasPrefix(r.URL.Path, "/api/")
 		// A loopback server answers only to loopback host names, so a
 		// web page cannot reach it by rebinding its own name's DNS.

@@ -57,6 +57,8 @@ type fixtureOpt struct {
 	temporal Remote
 	secrets  []string
 	noEvents bool
+	// poll is Options.Poll; 0 means 20ms.
+	poll time.Duration
 }
 
 func newFixture(t *testing.T, o fixtureOpt) *fixture {
@@ -101,7 +103,10 @@ func newFixture(t *testing.T, o fixtureOpt) *fixture {
 			{TaskID: f.task, Iteration: 2, Gate: "plan-diff", Status: "skip", Message: "no plan to compare"},
 		})
 	}
-	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: 20 * time.Millisecond,
+	if o.poll == 0 {
+		o.poll = 20 * time.Millisecond
+	}
+	srv, err := New(Options{Workspace: ws, Token: testToken, Loopback: !o.remote, Secrets: o.secrets, Poll: o.poll,
 		Remote: o.temporal, RemotePoll: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -608,6 +613,93 @@ func TestStreamResumesAfterLastEventIDAndFollowsOtherProcesses(t *testing.T) {
 	}
 }
 
+// A commit by another process reaches the open streams when it is
+// written, not at the next poll of the store: here the poll is an hour.
+func TestStreamWakesOnCommitWithoutPolling(t *testing.T) {
+	f := newFixture(t, fixtureOpt{poll: time.Hour})
+	go func() {
+		for _, text := range []string{"first", "second"} {
+			time.Sleep(300 * time.Millisecond)
+			f.event(store.Event{Kind: "text", Text: text})
+		}
+	}()
+	msgs := readStream(t, f, "3", 2, "")
+	if !strings.Contains(msgs[0], `"text":"first"`) || !strings.Contains(msgs[1], `"text":"second"`) {
+		t.Errorf("stream = %q", msgs)
+	}
+}
+
+// Streams woken by the same commits share one read of the store: each
+// still gets every event once, in order, in its own format.
+func TestStreamsWokenTogetherEachGetEveryEvent(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	const clients = 6
+	type result struct {
+		msgs []string
+		err  error
+	}
+	results := make(chan result, clients)
+	for i := range clients {
+		query := ""
+		if i%2 == 1 {
+			query = "html=1"
+		}
+		go func() {
+			msgs, err := streamMessages(f.http.URL+"/api/events/stream?"+query, "3", 4)
+			results <- result{msgs, err}
+		}()
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		for i := range 4 {
+			f.event(store.Event{Kind: "text", Text: "together " + jsonNum(int64(i))})
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for range clients {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		for i, m := range r.msgs {
+			if !strings.HasPrefix(m, "id: "+jsonNum(int64(4+i))+"\n") || !strings.Contains(m, "together "+jsonNum(int64(i))) {
+				t.Errorf("message %d = %q", i, m)
+			}
+		}
+	}
+}
+
+// streamMessages reads n event messages from the stream at url, after the
+// event lastID.
+func streamMessages(url, lastID string, n int) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	req.Header.Set("Last-Event-ID", lastID)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var cur strings.Builder
+	for sc.Scan() {
+		if line := sc.Text(); line != "" {
+			cur.WriteString(line + "\n")
+			continue
+		}
+		if strings.Contains(cur.String(), "event: event\n") {
+			if out = append(out, cur.String()); len(out) == n {
+				return out, nil
+			}
+		}
+		cur.Reset()
+	}
+	return out, errors.New("stream ended after " + jsonNum(int64(len(out))) + " events")
+}
+
 func TestEventsPaginationAndFilters(t *testing.T) {
 	f := newFixture(t, fixtureOpt{noEvents: true})
 	ctx := context.Background()
@@ -694,11 +786,16 @@ func TestOtherPages(t *testing.T) {
 	_ = f.ws.Write(workspace.Feedback, "fix the tests")
 	_ = f.st.PutSpec(ctx, store.SpecRecord{ID: "area/0001-login.md", State: "implementing", ImplAttempts: 2, LastResult: "gates failed"})
 	r := f.request(store.HumanRequest{Type: store.HumanSelect, Prompt: "Which region?", Options: []string{"eu", "us"}})
+	// An answer from a notification channel shows who gave it, and how.
+	tapped := f.request(store.HumanRequest{Type: store.HumanConfirmation, Prompt: "Deploy to prod?", StepKey: "tapped"})
+	if _, err := f.st.ResolveHumanAs(ctx, tapped.ID, store.HumanApproved, "", store.Answerer{Via: "telegram", By: "@ann"}); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]string{
 		"/gates":            {"Iteration 2", "2 tests failed", "go test ./...", "failed", `<tr class="g-skip"><td>plan-diff</td><td><span class="badge">skip</span></td><td>no plan to compare</td>`},
 		"/plan":             {"&lt;Plan&gt;", "name=&#34;deploy&#34;", "Write it", "FAIL", "fix the tests"},
 		"/specs":            {"area/0001-login.md", "implementing", "gates failed"},
-		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID)},
+		"/approvals":        {"Which region?", `<option>eu</option>`, "request " + itoa(r.ID), "<small>by @ann via telegram</small>"},
 		"/api/specs":        {`"spec": "area/0001-login.md"`, `"state": "implementing"`},
 		"/api/pending":      {`"prompt": "Which region?"`},
 		"/api/status":       {`"message": "add a login page"`},

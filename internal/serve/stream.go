@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/ralph-harness/ralph/internal/store"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // hub tells the event streams that the store changed.
@@ -56,19 +60,37 @@ func (h *hub) publish(st liveState) {
 	h.ch = make(chan struct{})
 }
 
-// Watch polls the store for changes another process commits (SQLite's
-// data_version), the workspace lock for a run starting or ending, and
-// wakes the event streams; it returns when ctx ends. It copes with a
-// database that does not exist yet or is busy.
+// Watch wakes the event streams when another process commits to the
+// store (SQLite's data_version changes) or a run starts or ends (the
+// workspace lock); it returns when ctx ends. It copes with a database
+// that does not exist yet or is busy.
+//
+// It learns of a commit from the file system: the writer's writes to the
+// database's WAL (and to the lock file) wake it at once, and a check
+// then asks SQLite whether a transaction committed. A wake can come
+// before the commit is visible (the WAL is written before SQLite's
+// shared index says the transaction is there), so a wake that finds no
+// change checks again settleDelay later. The store is also checked every
+// Options.Poll, or at least every second while the file watch works, for
+// what the file system does not report.
 func (s *Server) Watch(ctx context.Context) {
 	if s.opt.Remote != nil {
 		s.watchRemote(ctx)
 		return
 	}
+	fw := newFileWake(s.ws.Path(workspace.Database))
+	defer fw.close()
 	var lastVersion int64 = -1
 	lastPID := -1
-	t := time.NewTicker(s.opt.Poll)
+	poll := s.opt.Poll
+	if fw.ok() {
+		poll = max(poll, time.Second)
+	}
+	t := time.NewTicker(poll)
 	defer t.Stop()
+	settle := time.NewTimer(0)
+	<-settle.C
+	defer settle.Stop()
 	for {
 		pid := s.ws.HolderPID()
 		changed := pid != lastPID
@@ -85,7 +107,94 @@ func (s *Server) Watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if !fw.ok() {
+				fw.retry()
+			}
+		case <-fw.wake:
+			if !changed {
+				settle.Reset(settleDelay)
+			}
+		case <-settle.C:
 		}
+	}
+}
+
+// settleDelay is how long after a file change that showed no commit the
+// store is checked again.
+const settleDelay = 5 * time.Millisecond
+
+// fileWake reports writes to the store's files (the database, its WAL)
+// and the workspace lock, through one buffered channel: many writes
+// between two looks are one wake.
+type fileWake struct {
+	dir   string
+	names map[string]bool
+	w     *fsnotify.Watcher
+	wake  chan struct{}
+	done  chan struct{}
+}
+
+// newFileWake watches the directory of the database at db. Without
+// inotify (or a directory to watch yet) it reports nothing and ok is
+// false; retry tries again.
+func newFileWake(db string) *fileWake {
+	base := filepath.Base(db)
+	fw := &fileWake{
+		dir:   filepath.Dir(db),
+		names: map[string]bool{base: true, base + "-wal": true, workspace.LockFile: true},
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	fw.retry()
+	return fw
+}
+
+func (fw *fileWake) ok() bool { return fw.w != nil }
+
+// retry starts the watch when it is not running.
+func (fw *fileWake) retry() {
+	if fw.w != nil {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return
+	}
+	if err := w.Add(fw.dir); err != nil {
+		w.Close()
+		return
+	}
+	fw.w = w
+	go fw.run(w)
+}
+
+func (fw *fileWake) run(w *fsnotify.Watcher) {
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if fw.names[filepath.Base(ev.Name)] {
+				select {
+				case fw.wake <- struct{}{}:
+				default:
+				}
+			}
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+		case <-fw.done:
+			return
+		}
+	}
+}
+
+func (fw *fileWake) close() {
+	close(fw.done)
+	if fw.w != nil {
+		fw.w.Close()
 	}
 }
 
@@ -177,7 +286,7 @@ func (s *Server) apiStream(w http.ResponseWriter, r *http.Request) {
 		// A remote run's events stay on its worker: the stream carries
 		// only the state messages.
 		if st, err := s.store(ctx); err == nil && s.opt.Remote == nil {
-			if !s.replay(ctx, st, &buf, &after, withHTML, send) {
+			if !s.replay(ctx, st, state.Version, &buf, &after, withHTML, send) {
 				return
 			}
 		}
@@ -223,20 +332,23 @@ const (
 // page takes one of maxReplays slots, released before anything is sent,
 // so a client that stops reading holds one page and buf, and no slot. It
 // reports false when the client is gone.
-func (s *Server) replay(ctx context.Context, st *store.Store, buf *bytes.Buffer, after *int64, withHTML bool, send func() bool) bool {
+func (s *Server) replay(ctx context.Context, st *store.Store, version int64, buf *bytes.Buffer, after *int64, withHTML bool, send func() bool) bool {
+	// The streams a commit wakes all ask for the same few events: the
+	// first reads and renders them, the others take its copy.
+	msg, last, evs, err := s.tail.read(version, *after, withHTML, func() ([]store.Event, error) {
+		return s.readPage(ctx, st, *after)
+	})
 	for {
-		select {
-		case s.replays <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		evs, err := st.EventsAfter(ctx, 0, *after, streamPage)
-		<-s.replays
 		if err != nil {
 			if !errors.Is(err, context.Canceled) {
 				s.log.Warn("stream events", "err", err)
 			}
 			return ctx.Err() == nil
+		}
+		if msg != nil {
+			buf.Write(msg)
+			*after = last
+			return true
 		}
 		for _, e := range evs {
 			s.writeEventMessage(buf, e, withHTML)
@@ -251,7 +363,64 @@ func (s *Server) replay(ctx context.Context, st *store.Store, buf *bytes.Buffer,
 		if !send() {
 			return false
 		}
+		evs, err = s.readPage(ctx, st, *after)
 	}
+}
+
+// readPage reads the page of events after event after, in one of the
+// maxReplays slots.
+func (s *Server) readPage(ctx context.Context, st *store.Store, after int64) ([]store.Event, error) {
+	select {
+	case s.replays <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.replays }()
+	return st.EventsAfter(ctx, 0, after, streamPage)
+}
+
+// tailCache holds the last short read of the newest events, rendered, for
+// the streams that wake at the same state version after the same event.
+// Events are only ever appended, so what followed an event at a version
+// still follows it; a stream at a later version reads again.
+type tailCache struct {
+	mu      sync.Mutex // held while reading: one read for the woken streams
+	set     bool
+	version int64
+	after   int64
+	last    int64
+	msgs    [2][]byte // the messages, without and with HTML
+	render  func(*bytes.Buffer, store.Event, bool)
+}
+
+// read returns the messages for a stream at version after event after, and
+// the id of the last, from the cache or from load. When load returns a
+// full page (a backlog, which is not cached) read returns its events
+// instead, msg nil.
+func (c *tailCache) read(version, after int64, withHTML bool, load func() ([]store.Event, error)) (msg []byte, last int64, evs []store.Event, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0
+	if withHTML {
+		i = 1
+	}
+	if c.set && c.version == version && c.after == after {
+		return c.msgs[i], c.last, nil, nil
+	}
+	evs, err = load()
+	if err != nil || len(evs) >= streamPage {
+		return nil, 0, evs, err
+	}
+	var msgs [2]bytes.Buffer
+	last = after
+	for _, e := range evs {
+		c.render(&msgs[0], e, false)
+		c.render(&msgs[1], e, true)
+		last = e.ID
+	}
+	c.set, c.version, c.after, c.last = true, version, after, last
+	c.msgs = [2][]byte{msgs[0].Bytes(), msgs[1].Bytes()}
+	return c.msgs[i], last, nil, nil
 }
 
 // streamEvent is an event as the stream sends it.

@@ -20,7 +20,7 @@ var assets embed.FS
 
 // pageNames are the templates that are whole pages; each is parsed with
 // the layout and the shared partials.
-var pageNames = []string{"overview", "events", "gates", "plan", "approvals", "snapshots", "snapshot", "file", "rollback", "specs", "log", "error", "remote", "iteration"}
+var pageNames = []string{"overview", "events", "gates", "plan", "approvals", "snapshots", "snapshot", "file", "rollback", "specs", "log", "error", "remote", "iteration", "preview"}
 
 func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}

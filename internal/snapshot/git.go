@@ -3,6 +3,8 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/git"
@@ -13,12 +15,23 @@ const lockWait = 5 * time.Second
 
 // runGit runs git with args in dir and returns its standard output. A call
 // that fails because a git lock file is held is retried until lockWait;
-// unlock, when not nil, may remove a stale lock and report that it did.
-func runGit(ctx context.Context, dir string, o git.Options, unlock func(*git.Error) bool, args ...string) ([]byte, error) {
+// holders, when not nil, records each call as a holder of the private
+// index and may remove a stale lock on it.
+func runGit(ctx context.Context, dir string, o git.Options, holders *indexHolders, args ...string) ([]byte, error) {
 	deadline := time.Now().Add(lockWait)
 	delay := 10 * time.Millisecond
 	for {
-		out, err := git.RunWith(ctx, dir, o, args...)
+		call := o
+		var held *os.File
+		if holders != nil {
+			if held = holders.hold(); held != nil {
+				call.Inherit = append(slices.Clip(o.Inherit), held)
+			}
+		}
+		out, err := git.RunWith(ctx, dir, call, args...)
+		if held != nil {
+			held.Close()
+		}
 		if err == nil {
 			return out, nil
 		}
@@ -26,7 +39,7 @@ func runGit(ctx context.Context, dir string, o git.Options, unlock func(*git.Err
 		if !errors.As(err, &ge) || !ge.LockBusy() {
 			return nil, err
 		}
-		if unlock != nil && unlock(ge) {
+		if holders != nil && holders.removeStale(ge) {
 			continue
 		}
 		if time.Now().After(deadline) {

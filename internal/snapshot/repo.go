@@ -20,9 +20,15 @@ import (
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
-// gitConfig keeps the private index self-contained whatever the user's
-// configuration says, with an untracked cache for git status.
-var gitConfig = []string{"-c", "core.splitIndex=false", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
+// gitConfig sets up the private index the same whatever the user's
+// configuration says: split (the entries of the whole tree in a shared
+// index file, .git/sharedindex.<id>, rewritten only once a fifth of them
+// changed, and each save writing only the few entries it changed: at
+// 100,000 files that is kilobytes instead of megabytes per iteration;
+// git keeps the shared file fresh while ralph reads it, and stage
+// rebuilds the index should the user's git remove it), with an untracked
+// cache for git status.
+var gitConfig = []string{"-c", "core.splitIndex=true", "-c", "core.untrackedCache=true", "-c", "advice.addEmbeddedRepo=false", "-c", "advice.addIgnoredFile=false"}
 
 // repoLocks serialises writes to one repository across every Repo value in
 // the process; git's lock files serialise them across processes.
@@ -34,10 +40,12 @@ type Repo struct {
 	top    string // working tree root
 	gitDir string // absolute git directory of this working tree
 	index  string // private index file
-	env    []string
-	logger *slog.Logger
-	mu     *sync.Mutex
-	now    func() time.Time
+	// holders records who may be writing the private index.
+	holders *indexHolders
+	env     []string
+	logger  *slog.Logger
+	mu      *sync.Mutex
+	now     func() time.Time
 
 	// tipCache is TipRef after this Repo's last save (guarded by mu).
 	tipCache string
@@ -80,14 +88,16 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	index := filepath.Join(gitDir, "ralph", "index")
 	env := append([]string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index}, git.Identity...)
 	mu, _ := repoLocks.LoadOrStore(gitDir, new(sync.Mutex))
+	logger = logger.With("component", "snapshot")
 	return &Repo{
-		top:    top,
-		gitDir: gitDir,
-		index:  index,
-		env:    env,
-		logger: logger.With("component", "snapshot"),
-		mu:     mu.(*sync.Mutex),
-		now:    time.Now,
+		top:     top,
+		gitDir:  gitDir,
+		index:   index,
+		holders: newIndexHolders(index, logger),
+		env:     env,
+		logger:  logger,
+		mu:      mu.(*sync.Mutex),
+		now:     time.Now,
 	}, nil
 }
 
@@ -103,29 +113,9 @@ func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ..
 	}
 	full := append(slices.Clip(gitConfig), args...)
 	start := time.Now()
-	out, err := runGit(ctx, r.top, git.Options{Env: env, Stdin: stdin}, r.removeStaleLock, full...)
+	out, err := runGit(ctx, r.top, git.Options{Env: env, Stdin: stdin}, r.holders, full...)
 	r.logger.Debug("git", "args", args, "elapsed", time.Since(start), "err", err)
 	return out, err
-}
-
-// staleLockAge is how old the private index's lock file must be before it
-// counts as left behind by a git that died; saves take seconds at most.
-const staleLockAge = 2 * time.Minute
-
-// removeStaleLock removes the private index's lock file when git says it is
-// held and the file is older than staleLockAge, and reports whether it did.
-// Locks on the user's files are never removed.
-func (r *Repo) removeStaleLock(ge *git.Error) bool {
-	lock := r.index + ".lock"
-	if !strings.Contains(ge.Stderr, lock) {
-		return false
-	}
-	fi, statErr := os.Stat(lock)
-	if statErr != nil || time.Since(fi.ModTime()) < staleLockAge {
-		return false
-	}
-	r.logger.Warn("removing a stale lock on the private snapshot index", "lock", lock, "age", time.Since(fi.ModTime()).Round(time.Second))
-	return os.Remove(lock) == nil
 }
 
 // Save snapshots the whole working tree under name, with message as the
@@ -292,6 +282,19 @@ func (r *Repo) stage(ctx context.Context) error {
 		}
 	}
 	files, simple, err := r.changedPaths(ctx)
+	if err != nil && lostSharedIndex(err) {
+		// The private index is derived (HEAD, then the working tree):
+		// when the user's git removed the shared part of it (its cleanup
+		// of old sharedindex files), build it again.
+		r.logger.Warn("rebuilding the private snapshot index: its shared part is gone", "err", err)
+		if err := os.Remove(r.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := r.seed(ctx); err != nil {
+			return fmt.Errorf("seed private index: %w", err)
+		}
+		files, simple, err = r.changedPaths(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -367,6 +370,14 @@ func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, e
 		}
 	}
 	return files, true, nil
+}
+
+// lostSharedIndex reports whether git failed because the shared part of
+// the split private index (a sharedindex file in the git directory) is
+// gone.
+func lostSharedIndex(err error) bool {
+	var ge *git.Error
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "sharedindex.")
 }
 
 // excludes are ralph's private files (workspace.Private) as exclude

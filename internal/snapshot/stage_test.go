@@ -150,3 +150,37 @@ func TestSaveMatchesAddAll(t *testing.T) {
 		})
 	}
 }
+
+// The private index is split, its shared part a .git/sharedindex file. A
+// user's git that removes it (cleaning up old shared index files) does
+// not break the next snapshot: the index is built again, and the
+// snapshot holds the working tree.
+func TestSaveAfterSharedIndexRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	populate(t, dir)
+	r := open(t, dir)
+	if _, err := r.Save(ctx, "task-1-pre", ""); err != nil {
+		t.Fatal(err)
+	}
+	shared, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*"))
+	if len(shared) == 0 {
+		t.Fatal("no shared index: the private index is not split")
+	}
+	for _, f := range shared {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, dir, "src/app.tsx", "export const App = () => 'changed'\n")
+	s, err := r.Save(ctx, "task-1-post", "")
+	if err != nil {
+		t.Fatalf("save after the shared index went: %v", err)
+	}
+	if got := userGit(t, dir, "show", s.Commit+":src/app.tsx"); got != "export const App = () => 'changed'\n" {
+		t.Errorf("src/app.tsx in the snapshot = %q", got)
+	}
+	if got := userGit(t, dir, "show", s.Commit+":README.md"); got != "# demo\n" {
+		t.Errorf("README.md in the snapshot = %q", got)
+	}
+}

@@ -55,3 +55,26 @@ func diff(ctx context.Context, root, base, commit string) (string, error) {
 	}
 	return strings.TrimRight(stat+"\n"+patch, "\n"), nil
 }
+
+// commitsSince lists the commits on HEAD since base, one "hash subject"
+// line each, oldest first; every commit when base is "" (no commit before).
+func commitsSince(ctx context.Context, root, base string) (string, error) {
+	cur, err := head(ctx, root)
+	if err != nil || cur == "" || cur == base {
+		return "", err
+	}
+	rng := "HEAD"
+	if base != "" {
+		rng = base + "..HEAD"
+	}
+	out, err := git.Run(ctx, root, "log", "--reverse", "--format=%h %s", rng)
+	return strings.TrimSpace(out), err
+}
+
+// pendingChanges lists the working tree's uncommitted changes (git status
+// --short), leaving out ralph's .ralph/ and the specs folder specsDir (the
+// pipeline's own files).
+func pendingChanges(ctx context.Context, root, specsDir string) (string, error) {
+	out, err := git.Run(ctx, root, "status", "--short", "--untracked-files=all", "--", ".", ":(exclude).ralph", ":(exclude)"+specsDir)
+	return strings.TrimRight(out, "\n"), err
+}

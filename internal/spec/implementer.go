@@ -31,6 +31,23 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	if r.rec.BaseCommit == "" {
 		r.rec.BaseCommit = before
 	}
+	// An attempt a kill ended may have done part of the work, or all of
+	// it: this attempt is shown its commits and the changes it left
+	// uncommitted, continues from them, and the commits count as its own.
+	var earlier, pending string
+	if r.interrupted {
+		r.interrupted = false
+		if earlier, err = commitsSince(ctx, l.Root, r.rec.BaseCommit); err != nil {
+			return "", err
+		}
+		if pending, err = pendingChanges(ctx, l.Root, l.RootRel(l.Dir)); err != nil {
+			return "", err
+		}
+		if earlier != "" {
+			before = r.rec.BaseCommit
+		}
+	}
+	r.rec.LastResult = fmt.Sprintf("implementation attempt %d%s", n, underWay)
 	if err := p.put(ctx, r, StateImplementing); err != nil {
 		return "", err
 	}
@@ -42,6 +59,9 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 	d.Plan, d.Promise = withSkips(pos.Plan, skip), p.opt.Phrases.Implementer
 	if r.rec.Feedback != "" {
 		d.Previous, d.Feedback = n-1, strings.TrimSpace(r.rec.Feedback)
+	}
+	if earlier != "" || pending != "" {
+		d.Interrupted, d.Earlier, d.Pending = n-1, earlier, pending
 	}
 	system, prompt, err := render(Implementer, d)
 	if err != nil {

@@ -266,7 +266,15 @@ type specRun struct {
 	// oneStep: a <Human> not answered yet ends the step (Pipeline.Step)
 	// instead of waiting.
 	oneStep bool
+	// interrupted: the record says an implementation attempt was under
+	// way when this run began, so a kill ended it; the next attempt
+	// continues from its commits.
+	interrupted bool
 }
+
+// underWay ends the record's LastResult while an implementation attempt
+// runs: found on a record when a run begins, a kill ended that attempt.
+const underWay = " under way"
 
 func (p *Pipeline) put(ctx context.Context, r *specRun, state string) error {
 	if state != "" {
@@ -326,6 +334,7 @@ func (p *Pipeline) open(ctx context.Context, s Spec) (r *specRun, skip bool, err
 			_ = os.Remove(l.PlanPath(s))
 		}
 	}
+	r.interrupted = r.rec.State == StateImplementing && strings.HasSuffix(r.rec.LastResult, underWay)
 	r.logs = runDir(p.opt.LogDir, s, p.opt.Now())
 	return r, false, nil
 }

@@ -588,3 +588,81 @@ func TestPartialPlanOfAKilledPlannerIsDiscarded(t *testing.T) {
 		t.Errorf("plan = %q", got)
 	}
 }
+
+// An implementer killed after it committed the spec's work, before its
+// final message: the resumed attempt is shown those commits as its own
+// and continues from them. It does the work no second time, and an
+// attempt that finds nothing left to do is accepted without a new commit.
+func TestResumedImplementerContinuesFromItsCommits(t *testing.T) {
+	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
+	base := run(t, root, "git", "rev-parse", "HEAD")
+	h := newHarness(t, root)
+	l := h.opt.Layout
+	s := h.specs[0]
+	writeFile(t, root, "specs/plans/0001-foo.md", "# Plan\n")
+	if err := l.SavePlanInfo(s, PlanInfo{Status: PlanActive, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 1 committed foo.txt, then ralph was killed.
+	writeFile(t, root, "foo.txt", "foo\n")
+	run(t, root, "git", "add", "foo.txt")
+	run(t, root, "git", "commit", "-qm", "implement foo.txt")
+	writeFile(t, root, "notes.md", "what is left\n") // and left this uncommitted
+	rec := store.SpecRecord{ID: "0001-foo.md", State: StateImplementing, PlanAttempt: 1, ImplAttempts: 1, BaseCommit: base, LastResult: "implementation attempt 1" + underWay}
+	if err := h.st.PutSpec(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	h.opt.Planner = agentScript(t, script.Iteration{Final: "must not run"})
+	// The resumed implementer reads what it was told and finds the work done.
+	h.opt.Implementer = agentScript(t, script.Iteration{Final: "foo.txt is committed already.\n<promise>COMPLETE</promise>"})
+	h.opt.Verifier = agentScript(t, script.Iteration{Final: pass})
+	wantOutcome(t, h.run(t), Done)
+	prompt := readFile(t, h.logs(t, "0001-foo"), ImplLog(2))
+	if !strings.Contains(prompt, "Attempt 1 was interrupted") || !strings.Contains(prompt, "implement foo.txt") || !strings.Contains(prompt, "?? notes.md") {
+		t.Errorf("the resumed implementer was not shown its first attempt's commit:\n%s", prompt)
+	}
+	if log := run(t, root, "git", "log", "--format=%s", base+"..HEAD"); log != "implement foo.txt" {
+		t.Errorf("commits since the base:\n%s\nwant the first attempt's alone", log)
+	}
+	if got := h.record(t, "0001-foo.md"); got.ImplAttempts != 2 || got.State != StateDone {
+		t.Errorf("record = %+v, want done after 2 implementation attempts", got)
+	}
+}
+
+// A failed attempt is no interrupted one, even when each step is a run of
+// its own (Pipeline.Step, as a Temporal worker runs them): the next
+// attempt gets its feedback and must commit.
+func TestFailedImplementerAttemptIsNotTakenForInterrupted(t *testing.T) {
+	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
+	h := newHarness(t, root)
+	h.opt.Planner = agentScript(t, script.Iteration{Actions: []script.Action{write("specs/plans/0001-foo.md", "# Plan\n")}, Final: complete})
+	h.opt.Implementer = agentScript(t,
+		commit("foo.txt", "TODO\n", "no promise"),
+		script.Iteration{Final: complete}, // no commit: refused
+		commit("foo.txt", "foo\n", complete))
+	h.opt.Verifier = agentScript(t, script.Iteration{Final: pass})
+	p := New(h.opt)
+	for i := 0; ; i++ {
+		rep, err := p.Step(context.Background(), h.specs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Done {
+			break
+		}
+		if i > 8 {
+			t.Fatalf("not done after %d steps: %+v", i, rep)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(root, ".ralph", "logs", "specs", "runs", "0001-foo", "*", ImplLog(2)))
+	if len(logs) != 1 {
+		t.Fatalf("logs of attempt 2: %v", logs)
+	}
+	second := readFile(t, filepath.Dir(logs[0]), ImplLog(2))
+	if strings.Contains(second, "was interrupted") {
+		t.Error("a failed attempt was presented as interrupted")
+	}
+	if !strings.Contains(second, "implementer made no commit") {
+		t.Errorf("an attempt with no commit after a failed one was accepted:\n%s", second)
+	}
+}

@@ -38,6 +38,11 @@ type promptData struct {
 	// Implementer: the previous attempt's number and what was wrong with it.
 	Previous int
 	Feedback string
+	// Implementer: the attempt a kill interrupted, the commits made since
+	// the spec's base (one per line) and the changes left uncommitted (git
+	// status), which it continues.
+	Interrupted      int
+	Earlier, Pending string
 	// Verifier: the change under review.
 	Diff, Base, Commit string
 	// Magic phrases.

@@ -15,9 +15,11 @@ import (
 )
 
 // Events prints the latest task's events (every task's with all), one
-// line each or JSON lines with asJSON; with follow it goes on until the
-// task ends, and on to the next task when one starts.
-func Events(ctx context.Context, w io.Writer, ws *workspace.Workspace, st *store.Store, all, follow, asJSON bool) error {
+// line each or JSON lines with asJSON; with last > 0 only the last that
+// many, found through the (task_id, id) index whatever the stream's
+// length. With follow it goes on until the task ends, and on to the next
+// task when one starts.
+func Events(ctx context.Context, w io.Writer, ws *workspace.Workspace, st *store.Store, all, follow, asJSON bool, last int) error {
 	var taskID int64
 	if !all {
 		t, err := st.LatestTask(ctx)
@@ -30,6 +32,15 @@ func Events(ctx context.Context, w io.Writer, ws *workspace.Workspace, st *store
 		taskID = t.ID
 	}
 	var after int64
+	if last > 0 {
+		evs, err := st.EventsPage(ctx, store.EventQuery{TaskID: taskID, Limit: last})
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID - 1 // newest first: the oldest is last
+		}
+	}
 	for {
 		evs, err := st.EventsAfter(ctx, taskID, after, 500)
 		if err != nil {

@@ -142,16 +142,14 @@ func Build(ctx context.Context, ws *workspace.Workspace, st *store.Store, worktr
 	if rep.Pending, err = st.PendingHumanRequests(ctx); err != nil {
 		return rep, err
 	}
-	its, err := st.Iterations(ctx, t.ID)
+	its, err := st.IterationTotals(ctx, t.ID)
 	if err != nil {
 		return rep, err
 	}
-	for _, it := range its {
-		rep.ToolCalls += it.ToolCalls
-	}
-	if wt != nil && tws == ws && len(its) > 0 {
+	rep.ToolCalls = its.ToolCalls
+	if wt != nil && tws == ws && its.Count > 0 {
 		// The worktree is gone (a landing that failed): the store knows.
-		rep.Iteration = its[len(its)-1].Number
+		rep.Iteration = its.Last
 		rep.Phase, rep.StatusFile = "landing", "complete"
 	}
 	all, err := st.Tasks(ctx)

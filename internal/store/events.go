@@ -48,9 +48,12 @@ func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 		e.Source = SourceAgent
 	}
 	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
-	res, err := s.db.ExecContext(ctx,
-		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.TaskID, e.Iteration, s.stamp(), e.Source, e.Kind, e.Tool, e.Text, e.Data)
+	stmt, err := s.prepared(ctx, &s.addEvent,
+		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, fmt.Errorf("add event: %w", err)
+	}
+	res, err := stmt.ExecContext(ctx, e.TaskID, e.Iteration, s.stamp(), e.Source, e.Kind, e.Tool, e.Text, e.Data)
 	if err != nil {
 		return 0, fmt.Errorf("add event: %w", err)
 	}

@@ -103,3 +103,52 @@ func BenchmarkEventSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/search")
 }
+
+// BenchmarkAddEvent appends events one transaction each, as a run records
+// its agent's stream.
+func BenchmarkAddEvent(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "ralph.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	id, err := s.CreateTask(ctx, 1, "bench", "fresh", "script")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.AddEvent(ctx, Event{TaskID: id, Iteration: 1, Kind: "tool_call", Tool: "Write", Text: "write a file", Data: `{"path":"a.go"}`}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The tamper count that ralph status, the dashboard and every task's end
+// show reads the task's tamper events through an index, not the task's
+// whole stream.
+func TestCountEventsUsesAnIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "ralph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.DB().QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT COUNT(*) FROM events WHERE task_id = ? AND kind = ?`, 1, KindTamper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if len(plan) != 1 || !strings.Contains(plan[0], "events_task_kind") {
+		t.Errorf("query plan = %q, want a search of events_task_kind", plan)
+	}
+}

@@ -42,6 +42,12 @@ func (e *NotPendingError) Error() string {
 		verdict = "timed out"
 	}
 	s := fmt.Sprintf("request %d is not pending: it %s", r.ID, verdict)
+	if r.AnsweredVia != "" && r.Status != HumanTimeout {
+		if r.AnsweredBy != "" {
+			s += " by " + r.AnsweredBy
+		}
+		s += " via " + r.AnsweredVia
+	}
 	if !r.ResolvedAt.IsZero() {
 		s += " at " + r.ResolvedAt.Local().Format(time.DateTime)
 	}
@@ -64,6 +70,40 @@ type HumanRequest struct {
 	CreatedAt  time.Time `json:"created_at"`
 	TimeoutAt  time.Time `json:"timeout_at,omitzero"`
 	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+	// AnsweredVia names what answered: cli, dashboard, temporal, a
+	// notification channel (telegram, slack), or timeout; empty while
+	// pending and for answers recorded before it was kept.
+	AnsweredVia string `json:"answered_via,omitempty"`
+	// AnsweredBy is who answered, as the channel names them.
+	AnsweredBy string `json:"answered_by,omitempty"`
+}
+
+// Answerer says who answers a request and through what.
+type Answerer struct {
+	Via string
+	By  string
+}
+
+// Decision says how r was resolved and by whom, for messages:
+// "approved by @ann (telegram) at 2026-11-26 01:02:03".
+func (r HumanRequest) Decision() string {
+	s := r.Status
+	if r.Status == HumanTimeout {
+		s = "timed out"
+	}
+	switch {
+	case r.AnsweredBy != "" && r.AnsweredVia != "":
+		s += " by " + r.AnsweredBy + " (" + r.AnsweredVia + ")"
+	case r.AnsweredVia != "" && r.Status != HumanTimeout:
+		s += " via " + r.AnsweredVia
+	}
+	if r.Response != "" {
+		s += ": " + r.Response
+	}
+	if !r.ResolvedAt.IsZero() {
+		s += " at " + r.ResolvedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return s
 }
 
 // Rejected reports whether the answer was no: a rejection or a timeout.
@@ -99,14 +139,14 @@ func (r HumanRequest) CheckAnswer(status, response string) error {
 	return nil
 }
 
-const humanColumns = `id, task_id, step_key, type, prompt, options, status, response, created_at, timeout_at, resolved_at`
+const humanColumns = `id, task_id, step_key, type, prompt, options, status, response, created_at, timeout_at, resolved_at, answered_via, answered_by`
 
 func scanHuman(row interface{ Scan(...any) error }) (HumanRequest, error) {
 	var r HumanRequest
 	var options string
 	var created, timeout, resolved sql.NullString
 	if err := row.Scan(&r.ID, &r.TaskID, &r.StepKey, &r.Type, &r.Prompt, &options, &r.Status, &r.Response,
-		&created, &timeout, &resolved); err != nil {
+		&created, &timeout, &resolved, &r.AnsweredVia, &r.AnsweredBy); err != nil {
 		return HumanRequest{}, err
 	}
 	if options != "" {
@@ -226,6 +266,15 @@ func (s *Store) humanRequests(ctx context.Context, where string, args ...any) ([
 // with ErrNoHumanRequest for an unknown id and with a *NotPendingError
 // when the request was already resolved; then nothing changes.
 func (s *Store) ResolveHuman(ctx context.Context, id int64, status, response string) (HumanRequest, error) {
+	return s.ResolveHumanAs(ctx, id, status, response, Answerer{})
+}
+
+// ResolveHumanAs is ResolveHuman recording who answered and through
+// what (a timeout is recorded as answered via timeout).
+func (s *Store) ResolveHumanAs(ctx context.Context, id int64, status, response string, by Answerer) (HumanRequest, error) {
+	if status == HumanTimeout && by.Via == "" {
+		by.Via = "timeout"
+	}
 	switch status {
 	case HumanApproved, HumanRejected, HumanTimeout:
 	default:
@@ -244,11 +293,11 @@ func (s *Store) ResolveHuman(ctx context.Context, id int64, status, response str
 			return &NotPendingError{Request: r}
 		}
 		now := s.now().UTC()
-		if _, err := tx.ExecContext(ctx, `UPDATE human_interactions SET status = ?, response = ?, resolved_at = ?
-			WHERE id = ? AND status = 'pending'`, status, response, now.Format(time.RFC3339Nano), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE human_interactions SET status = ?, response = ?, resolved_at = ?, answered_via = ?, answered_by = ?
+			WHERE id = ? AND status = 'pending'`, status, response, now.Format(time.RFC3339Nano), by.Via, by.By, id); err != nil {
 			return err
 		}
-		r.Status, r.Response, r.ResolvedAt = status, response, now
+		r.Status, r.Response, r.ResolvedAt, r.AnsweredVia, r.AnsweredBy = status, response, now, by.Via, by.By
 		out = r
 		return nil
 	})

@@ -78,6 +78,25 @@ func (s *Store) CloseOpenIterations(ctx context.Context, taskID int64) error {
 	return err
 }
 
+// IterationTotals is what a task's iterations add up to, read without
+// reading each: how many, their tool calls, and the last one's number.
+type IterationTotals struct {
+	Count, ToolCalls, Last int
+}
+
+// IterationTotals sums the task's iterations in SQLite, through the
+// (task_id, number) index, for views that need the totals only.
+func (s *Store) IterationTotals(ctx context.Context, taskID int64) (IterationTotals, error) {
+	var t IterationTotals
+	err := s.db.QueryRowContext(ctx,
+		`SELECT COUNT(*), COALESCE(SUM(tool_calls), 0), COALESCE(MAX(number), 0) FROM iterations WHERE task_id = ?`, taskID).
+		Scan(&t.Count, &t.ToolCalls, &t.Last)
+	if err != nil {
+		return IterationTotals{}, fmt.Errorf("sum iterations: %w", err)
+	}
+	return t, nil
+}
+
 // Iterations returns a task's iterations in order.
 func (s *Store) Iterations(ctx context.Context, taskID int64) ([]Iteration, error) {
 	rows, err := s.db.QueryContext(ctx, `

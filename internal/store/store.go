@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
@@ -42,6 +43,26 @@ type Store struct {
 	// scrub removes the secrets of this process's environment from what
 	// the store records of the agent's and the gates' output.
 	scrub *secrets.Scrubber
+
+	// stmtMu guards the statements prepared once and kept for the
+	// store's life: the event stream's insert runs for every event of
+	// every agent, and parsing its SQL each time cost more than running it.
+	stmtMu   sync.Mutex
+	addEvent *sql.Stmt
+}
+
+// prepared returns *slot, preparing query into it the first time.
+func (s *Store) prepared(ctx context.Context, slot **sql.Stmt, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if *slot == nil {
+		st, err := s.db.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		*slot = st
+	}
+	return *slot, nil
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -85,7 +106,15 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	if s.addEvent != nil {
+		s.addEvent.Close()
+		s.addEvent = nil
+	}
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
 
 // Lost reports whether the database file the store opened is no longer at
 // its path: deleted (an agent's rm -rf .ralph) or replaced. The open

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -260,5 +262,20 @@ func TestLostStoreIsWrittenBack(t *testing.T) {
 	tasks, err := back.Tasks(ctx)
 	if err != nil || len(tasks) != 2 || tasks[1].Message != "after" {
 		t.Fatalf("written back: %+v, %v", tasks, err)
+	}
+}
+
+// A migration's number is its schema version: two files with one number,
+// or a gap, would make a store's version mean different schemas on
+// different builds.
+func TestMigrationsNumberedInOrder(t *testing.T) {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range names {
+		if want := fmt.Sprintf("migrations/%04d_", i+1); !strings.HasPrefix(name, want) {
+			t.Errorf("migration %d is %s, want a name starting %s", i+1, name, want)
+		}
 	}
 }

@@ -55,9 +55,13 @@ func Format(t Task) []byte {
 		b.WriteString("- [")
 		b.WriteString(r.Kind.marker())
 		b.WriteString("]")
-		if r.Text != "" {
+		v := r.Text
+		if r.Check != nil {
+			v += CheckSep + formatCheck(r.Check)
+		}
+		if v != "" {
 			b.WriteString(" ")
-			b.WriteString(escape(r.Text, false))
+			b.WriteString(escape(v, false))
 		}
 		b.WriteString("\n")
 	}

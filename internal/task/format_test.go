@@ -19,10 +19,10 @@ func vibrant() Task {
 		Previous: "task-2-post",
 		Counter:  3,
 		Requirements: []Requirement{
-			{Modify, "Refine ad copy in hero and CTA sections: less generic, more adult, less Monster Energy"},
-			{Fix, "Theme toggle: two moods (voltage/chrome) not switching correctly"},
-			{Add, "2 new nighttime/rest drink flavors (add to existing 8, total → 10)"},
-			{Modify, "Second theme mood: adjust to nighttime aesthetic for new drinks"},
+			{Kind: Modify, Text: "Refine ad copy in hero and CTA sections: less generic, more adult, less Monster Energy"},
+			{Kind: Fix, Text: "Theme toggle: two moods (voltage/chrome) not switching correctly"},
+			{Kind: Add, Text: "2 new nighttime/rest drink flavors (add to existing 8, total → 10)"},
+			{Kind: Modify, Text: "Second theme mood: adjust to nighttime aesthetic for new drinks"},
 		},
 		Preserve: []string{
 			"All 8 existing energy drink flavors unchanged",
@@ -97,7 +97,7 @@ func TestParseSeedTemplate(t *testing.T) {
 	want := Task{
 		Type:          Pending,
 		Previous:      "task-2-post",
-		Requirements:  []Requirement{{Open, "..."}, {Add, "2 drinks"}},
+		Requirements:  []Requirement{{Kind: Open, Text: "..."}, {Kind: Add, Text: "2 drinks"}},
 		Preserve:      []string{"..."},
 		AffectedFiles: []string{`src\App.tsx`, "b.tsx", "c,d.tsx"},
 		Original:      "refine ad copy!\nadd 2 more drinks.",
@@ -116,10 +116,10 @@ func TestRoundTripExamples(t *testing.T) {
 		"spaces":      {Title: " padded ", Type: Fresh, Previous: " ", Original: "  indented\ntrailing   \n \t"},
 		"crlf":        {Type: Mutation, Original: "windows\r\nline\r\n", Question: "a\r\nb\r"},
 		"unicode":     {Title: "Café ☕ 🙂", Type: Fresh, Original: "日本語のメッセージ\n🙂 \u2028 \u00a0"},
-		"escapes":     {Title: `a\nb` + "\nc\\", Type: Fresh, Requirements: []Requirement{{Fix, "line1\nline2\\"}}, Original: `\n`},
+		"escapes":     {Title: `a\nb` + "\nc\\", Type: Fresh, Requirements: []Requirement{{Kind: Fix, Text: "line1\nline2\\"}}, Original: `\n`},
 		"files": {Type: Mutation, AffectedFiles: []string{"", "a, b", " lead", "trail ", `back\`, ",", `\,`},
 			Preserve: []string{"", "x"}},
-		"empty texts": {Type: NeedsClarification, Requirements: []Requirement{{Open, ""}, {Add, ""}},
+		"empty texts": {Type: NeedsClarification, Requirements: []Requirement{{Kind: Open, Text: ""}, {Kind: Add, Text: ""}},
 			Question: "Add new ones, or convert some?", Likely: Fresh},
 		"negative counter": {Type: Pending, Counter: -7, Likely: Pending},
 		"only newline":     {Type: Fresh, Original: "\n"},
@@ -257,7 +257,7 @@ func TestParseTolerates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Task{Title: "Title", Type: Bugfix, Previous: "none", Counter: 4,
-		Requirements: []Requirement{{Fix, "it"}, {Open, ""}}, Original: "hi\nthere"}
+		Requirements: []Requirement{{Kind: Fix, Text: "it"}, {Kind: Open, Text: ""}}, Original: "hi\nthere"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("Parse = %#v\nwant %#v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -61,14 +62,24 @@ type Option struct {
 	// ReasonTimeout, ReasonCanceled, or a reason starting "model error: ",
 	// "invalid JSON: " or "schema: ". Empty for Option A.
 	Reason string
+	// By names who split the task for Option A (Parser.By).
+	By string
 }
 
-// String returns "A" or "B (reason)".
+// String says in plain words how task.md was written: "split into
+// requirements by the model" or "written from the template (timeout)".
 func (o Option) String() string {
-	if o.Reason == "" {
-		return string(o.Method)
+	if o.Method == OptionA {
+		by := o.By
+		if by == "" {
+			by = "the model"
+		}
+		return "split into requirements by " + by
 	}
-	return fmt.Sprintf("%s (%s)", o.Method, o.Reason)
+	if o.Reason == "" {
+		return "written from the template"
+	}
+	return fmt.Sprintf("written from the template (%s)", o.Reason)
 }
 
 // Fixed fallback reasons; the others carry details after a prefix.
@@ -97,6 +108,10 @@ type Parser struct {
 	// Logger receives fallback reasons and sanity-net adjustments; nil
 	// discards them.
 	Logger *slog.Logger
+	// By names who answers for Model in what the run shows ("the api
+	// model", "claude, in one answer without tools"); empty means "the
+	// model".
+	By string
 }
 
 // Parse structures in.Message. A nil Parser has no model. It never fails
@@ -109,7 +124,7 @@ func (p *Parser) Parse(ctx context.Context, in Input) (Task, Option, error) {
 	t, reason := p.optionA(ctx, in)
 	if reason == "" {
 		log.Info("task parsed", "method", OptionA, "type", t.Type, "requirements", len(t.Requirements))
-		return t, Option{Method: OptionA}, nil
+		return t, Option{Method: OptionA, By: p.By}, nil
 	}
 
 	t = Template(in.Message, in.Counter, in.Previous)
@@ -149,7 +164,7 @@ func (p *Parser) optionA(ctx context.Context, in Input) (Task, string) {
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		return Task{}, ReasonTimeout
 	case err != nil:
-		return Task{}, "model error: " + err.Error()
+		return Task{}, "model error: " + oneLine(err.Error())
 	}
 
 	data, err := extractJSON(out)
@@ -225,4 +240,18 @@ func (p *Parser) logger() *slog.Logger {
 		l = slog.New(slog.DiscardHandler)
 	}
 	return l.With("component", "task")
+}
+
+// oneLine makes a reason one plain line: its first non-blank line, cut
+// to 200 characters.
+func oneLine(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > 200 {
+				line = string(r[:199]) + "…"
+			}
+			return line
+		}
+	}
+	return "no message"
 }

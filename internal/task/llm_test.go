@@ -318,10 +318,10 @@ func TestNilParser(t *testing.T) {
 }
 
 func TestOptionString(t *testing.T) {
-	if s := (Option{Method: OptionA}).String(); s != "A" {
+	if s := (Option{Method: OptionA}).String(); s != "split into requirements by the model" {
 		t.Errorf("String() = %q", s)
 	}
-	if s := (Option{Method: OptionB, Reason: ReasonTimeout}).String(); s != "B (timeout)" {
+	if s := (Option{Method: OptionB, Reason: ReasonTimeout}).String(); s != "written from the template (timeout)" {
 		t.Errorf("String() = %q", s)
 	}
 }

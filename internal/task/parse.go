@@ -241,7 +241,11 @@ func (p *parser) requirement(line string) error {
 	if text != "" && text[0] != ' ' {
 		return p.errorf("expected a space after [%s]", marker)
 	}
-	p.t.Requirements = append(p.t.Requirements, Requirement{Kind: kind, Text: unescape(value(text))})
+	text, check, err := splitCheck(unescape(value(text)))
+	if err != nil {
+		return p.errorf("requirement [%s]: %v", marker, err)
+	}
+	p.t.Requirements = append(p.t.Requirements, Requirement{Kind: kind, Text: text, Check: check})
 	return nil
 }
 

@@ -40,7 +40,13 @@ const Schema = `{
         "required": ["marker", "text"],
         "properties": {
           "marker": {"type": "string", "enum": ["ADD", "MODIFY", "FIX", "REMOVE"]},
-          "text": {"type": "string", "minLength": 1}
+          "text": {"type": "string", "minLength": 1},
+          "check": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "optional: a command (argv, no shell) that passes once the requirement is done, such as [\"npm\", \"test\", \"--\", \"cta\"]"
+          }
         }
       }
     },
@@ -262,7 +268,7 @@ func requirementsField(raw json.RawMessage) ([]Requirement, error) {
 		if jsonKind(item) != '{' || json.Unmarshal(item, &obj) != nil {
 			return nil, &SchemaError{Field: path, Msg: "must be an object with marker and text"}
 		}
-		if err := onlyFields(obj, path, "marker", "text"); err != nil {
+		if err := onlyFields(obj, path, "marker", "text", "check"); err != nil {
 			return nil, err
 		}
 		for _, f := range []string{"marker", "text"} {
@@ -285,7 +291,19 @@ func requirementsField(raw json.RawMessage) ([]Requirement, error) {
 		if strings.TrimSpace(text) == "" {
 			return nil, &SchemaError{Field: path + ".text", Msg: "must not be empty"}
 		}
-		out = append(out, Requirement{Kind: kind, Text: text})
+		r := Requirement{Kind: kind, Text: text}
+		if raw, ok := obj["check"]; ok {
+			if r.Check, err = stringsField(raw, path+".check"); err != nil {
+				return nil, err
+			}
+			if err := validArgv(r.Check); err != nil {
+				return nil, &SchemaError{Field: path + ".check", Msg: err.Error()}
+			}
+		}
+		if i, _ := checkAt(text); i >= 0 {
+			return nil, &SchemaError{Field: path + ".text", Msg: fmt.Sprintf("must not contain %q; give the command as check", strings.TrimSpace(checkStart))}
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

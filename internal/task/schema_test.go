@@ -72,27 +72,38 @@ func TestDecodeAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := answer{Type: Mutation, Title: "T", Requirements: []Requirement{{Remove, "old banner"}},
+	want := answer{Type: Mutation, Title: "T", Requirements: []Requirement{{Kind: Remove, Text: "old banner"}},
 		Preserve: []string{"footer"}, AffectedFiles: []string{"a.tsx", "b.tsx"}}
 	if !cmp.Equal(a, want) {
 		t.Errorf("decodeAnswer = %#v, want %#v", a, want)
 	}
 
+	a, err = decodeAnswer(`{"type":"bugfix","title":"T","requirements":[{"marker":"FIX","text":"the CTA","check":["npm","test","--","cta"]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Requirement{{Kind: Fix, Text: "the CTA", Check: []string{"npm", "test", "--", "cta"}}}; !cmp.Equal(a.Requirements, want) {
+		t.Errorf("requirements with a check = %#v, want %#v", a.Requirements, want)
+	}
+
 	for in, want := range map[string]string{
-		`null`:                                                                                "want a JSON object, found null",
-		`{"type":"fresh","requirements":[]}`:                                                  "missing field title",
-		`{"type":"fresh","title":"x"}`:                                                        "missing field requirements",
-		`{"type":1,"title":"x","requirements":[]}`:                                            "type: must be a string",
-		`{"type":"pending","title":"x","requirements":[]}`:                                    `type: "pending" is not one of fresh, mutation, bugfix, needs-clarification`,
-		`{"type":"fresh","title":null,"requirements":[]}`:                                     "title: must be a string",
-		`{"type":"fresh","title":"x","requirements":null}`:                                    "requirements: must be an array",
-		`{"type":"fresh","title":"x","requirements":["ADD it"]}`:                              "requirements[0]: must be an object with marker and text",
-		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD"}]}`:                      "requirements[0]: missing field text",
-		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD","text":""}]}`:            "requirements[0].text: must not be empty",
-		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD","text":"y","why":"z"}]}`: "requirements[0]: unknown field why",
-		`{"type":"fresh","title":"x","requirements":[],"preserve":"all"}`:                     "preserve: must be an array of strings",
-		`{"type":"fresh","title":"x","requirements":[],"affected_files":[1]}`:                 "affected_files[0]: must be a string",
-		`{"type":"needs-clarification","title":"x","requirements":[],"question":" "}`:         "missing field question (required when type is needs-clarification)",
+		`null`:                                                                                          "want a JSON object, found null",
+		`{"type":"fresh","requirements":[]}`:                                                            "missing field title",
+		`{"type":"fresh","title":"x"}`:                                                                  "missing field requirements",
+		`{"type":1,"title":"x","requirements":[]}`:                                                      "type: must be a string",
+		`{"type":"pending","title":"x","requirements":[]}`:                                              `type: "pending" is not one of fresh, mutation, bugfix, needs-clarification`,
+		`{"type":"fresh","title":null,"requirements":[]}`:                                               "title: must be a string",
+		`{"type":"fresh","title":"x","requirements":null}`:                                              "requirements: must be an array",
+		`{"type":"fresh","title":"x","requirements":["ADD it"]}`:                                        "requirements[0]: must be an object with marker and text",
+		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD"}]}`:                                "requirements[0]: missing field text",
+		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD","text":""}]}`:                      "requirements[0].text: must not be empty",
+		`{"type":"fresh","title":"x","requirements":[{"marker":"ADD","text":"y","why":"z"}]}`:           "requirements[0]: unknown field why",
+		`{"type":"fresh","title":"x","requirements":[],"preserve":"all"}`:                               "preserve: must be an array of strings",
+		`{"type":"fresh","title":"x","requirements":[],"affected_files":[1]}`:                           "affected_files[0]: must be a string",
+		`{"type":"needs-clarification","title":"x","requirements":[],"question":" "}`:                   "missing field question (required when type is needs-clarification)",
+		`{"type":"bugfix","title":"x","requirements":[{"marker":"FIX","text":"y","check":[]}]}`:         "requirements[0].check: check must name a program: the argv is empty",
+		`{"type":"bugfix","title":"x","requirements":[{"marker":"FIX","text":"y","check":"npm test"}]}`: "requirements[0].check: must be an array of strings",
+		`{"type":"bugfix","title":"x","requirements":[{"marker":"FIX","text":"y — check: [\"z\"]"}]}`:   `requirements[0].text: must not contain "— check: ["; give the command as check`,
 	} {
 		_, err := decodeAnswer(in)
 		if err == nil || err.Error() != want {

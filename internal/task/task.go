@@ -35,11 +35,16 @@
 //	          | "Counter:" [ " " ] integer
 //	section   = "## " name [ " (" note ")" ] { item | blank }
 //	name      = "Requirements" | "Scope" | "Question" | "Original Message" | "Raw Message"
-//	item      = "- [" marker "]" [ " " value ]              (in Requirements)
+//	item      = "- [" marker "]" [ " " value [ check ] ]    (in Requirements)
 //	          | "- PRESERVE:" [ " " ] value                (in Scope)
 //	          | "- AFFECTED FILES:" [ " " ] file { "," [ " " ] file }
 //	          | ">" [ " " ] verbatim                       (in Question and Original Message)
 //	marker    = "ADD" | "MODIFY" | "FIX" | "REMOVE" | " "  (case-insensitive)
+//	check     = " — check: " json-array-of-strings           (an argv, never a shell string)
+//
+// A requirement's check is a command of its own that must pass for the
+// requirement to count as done; it is run as the argv it is, without a
+// shell, and a requirement's text may not contain " — check: [" otherwise.
 //
 // A value is one line of text in which a backslash escapes a newline (\n), a
 // carriage return (\r), a backslash (\\) and, in file lists, a comma (\,);
@@ -155,6 +160,10 @@ func (k Kind) marker() string {
 type Requirement struct {
 	Kind Kind
 	Text string
+	// Check is an argv of the requirement's own that must pass for it to
+	// count as done, written after CheckSep in task.md; nil when the
+	// requirement is verified by the gates as a whole.
+	Check []string
 }
 
 // Task is the structured content of .ralph/task.md.
@@ -205,6 +214,14 @@ func (t Task) Validate() error {
 	for i, r := range t.Requirements {
 		if !r.Kind.Valid() {
 			return fmt.Errorf("requirement %d: invalid marker %q", i+1, r.Kind)
+		}
+		if i, _ := checkAt(r.Text); i >= 0 {
+			return fmt.Errorf("requirement %d: the text contains %q, which starts a check", i+1, strings.TrimSpace(checkStart))
+		}
+		if r.Check != nil {
+			if err := validArgv(r.Check); err != nil {
+				return fmt.Errorf("requirement %d: %w", i+1, err)
+			}
 		}
 	}
 	return nil

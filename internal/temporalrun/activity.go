@@ -200,7 +200,7 @@ func (r *Runner) sync(ctx context.Context, st *store.Store, p *Progress, wfID, r
 		if a.Attempt != attempt || !slices.ContainsFunc(now, func(r Request) bool { return r.ID == a.ID }) {
 			continue
 		}
-		if _, err := st.ResolveHuman(ctx, a.ID, a.Status, a.Response); err != nil && !errors.Is(err, store.ErrNoHumanRequest) {
+		if _, err := st.ResolveHumanAs(ctx, a.ID, a.Status, a.Response, store.Answerer{Via: "temporal"}); err != nil && !errors.Is(err, store.ErrNoHumanRequest) {
 			r.Log.Warn("resolve human request", "id", a.ID, "err", err)
 		}
 	}

@@ -98,7 +98,7 @@ func seedStore(ctx context.Context, wt string, in StepInput) error {
 		if err != nil {
 			return err
 		}
-		if _, err := st.ResolveHuman(ctx, req.ID, a.Status, a.Response); err != nil {
+		if _, err := st.ResolveHumanAs(ctx, req.ID, a.Status, a.Response, store.Answerer{Via: "temporal"}); err != nil {
 			return err
 		}
 	}

@@ -11,12 +11,18 @@ import (
 // (streaming and not), POST /v1/messages/count_tokens, 404 elsewhere.
 type AnthropicServer struct {
 	server
+	// ToolLess, when set, may answer a request that offers no tools (which
+	// otherwise gets a plain "ok", as side requests do): it returns the
+	// turn and true for the requests it recognises, such as ralph's task
+	// parse. Such a request is logged as Scripted. Set it before the
+	// first request.
+	ToolLess func(Request) (Turn, bool)
 }
 
 // NewAnthropic starts a fake Anthropic API on 127.0.0.1 that answers with
 // turns; it stops when the test ends.
 func NewAnthropic(t testing.TB, turns ...Turn) *AnthropicServer {
-	s := &AnthropicServer{server{t: t}}
+	s := &AnthropicServer{server: server{t: t}}
 	s.start(turns, s.handle)
 	return s
 }
@@ -83,7 +89,17 @@ func (s *AnthropicServer) handle(w http.ResponseWriter, r *http.Request) {
 		req.Tools = append(req.Tools, Tool{Name: t.Name, Schema: t.InputSchema})
 	}
 
-	turn := s.take(&req, len(req.Tools) > 0)
+	var turn Turn
+	answered := false
+	if len(req.Tools) == 0 && s.ToolLess != nil {
+		if turn, answered = s.ToolLess(req); answered {
+			req.Scripted = true
+			s.record(req)
+		}
+	}
+	if !answered {
+		turn = s.take(&req, len(req.Tools) > 0)
+	}
 
 	if turn.Status != 0 {
 		if turn.RetryAfter != "" {

@@ -52,6 +52,8 @@ const (
 	ServeToken = "serve.token"
 	// ServeLock is held by the one dashboard a workspace has.
 	ServeLock = "serve.lock"
+	// Preview holds the ui-renders gate's screenshots of the app.
+	Preview = "preview"
 )
 
 // Status values of status.txt.

@@ -432,3 +432,32 @@ func adminDir(dir string) (string, bool) {
 	}
 	return p, true
 }
+
+// Target is the branch HEAD is on in the repository at root: the branch a
+// task started from HEAD lands on. It fails when HEAD is detached or its
+// branch has no commit yet.
+func Target(ctx context.Context, root string) (string, error) {
+	target, err := git.Line(ctx, root, "symbolic-ref", "-q", "--short", "HEAD")
+	if err != nil {
+		return "", errors.New("HEAD is not on a branch (the task lands on the branch it starts on)")
+	}
+	if _, err := git.Run(ctx, root, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
+		return "", fmt.Errorf("%s has no commit yet", target)
+	}
+	return target, nil
+}
+
+// CommitWork commits every change in the worktree at dir with message,
+// when there is one, except ralph's own .ralph/ files: they are no part of
+// a task's work even where the repository tracks them, and committed they
+// would land on the bookkeeping ralph keeps in the main tree.
+func CommitWork(ctx context.Context, dir, message string) error {
+	if _, err := git.Run(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
+		return err
+	}
+	if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
+		return nil
+	}
+	_, err := git.Run(ctx, dir, "commit", "-q", "-m", message)
+	return err
+}

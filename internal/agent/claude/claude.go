@@ -10,6 +10,13 @@
 // in the workspace with the prompt on standard input, and turns the
 // stream-json lines into ralph events (see Parser).
 //
+// A single question (Complete, the task parser's) runs
+//
+//	claude -p --output-format stream-json --verbose --system-prompt SYSTEM
+//	       --tools "" --max-turns 1 [--model MODEL]
+//
+// in an empty temporary directory: no tools, one answer.
+//
 // Permissions: ralph runs the agent unattended, so by default it may edit
 // files and run any command in the workspace without asking:
 // --permission-mode acceptEdits with --allowedTools listing DefaultAllowedTools
@@ -20,7 +27,9 @@ package claude
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 
@@ -97,4 +106,38 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	s := a.Spec(req, a.Args(req))
 	s.Stdin = req.Prompt
 	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
+}
+
+// Answers reports true: claude -p answers a single question.
+func (a *Agent) Answers() bool { return true }
+
+// AnswerArgs returns the command line of a single question, program
+// first: the system prompt replaces Claude Code's own, and no tool is
+// available.
+func (a *Agent) AnswerArgs(system string) []string {
+	argv := []string{a.Program(), "-p", "--output-format", "stream-json", "--verbose",
+		"--system-prompt", system, "--tools", "", "--max-turns", "1"}
+	if a.Config.Model != "" {
+		argv = append(argv, "--model", a.Config.Model)
+	}
+	return argv
+}
+
+// Complete asks Claude Code one question in its non-interactive
+// single-answer mode, without tools, and returns its final message. It
+// runs in an empty temporary directory, so that nothing of the workspace
+// is read or written.
+func (a *Agent) Complete(ctx context.Context, system, user string) (string, error) {
+	dir, err := os.MkdirTemp("", "ralph-answer-")
+	if err != nil {
+		return "", fmt.Errorf("claude answer: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	s := a.Spec(agent.Request{Dir: dir}, a.AnswerArgs(system))
+	s.Stdin = user
+	res, err := cliagent.Run(ctx, a.Logger, s, NewParser(), nil)
+	if err != nil {
+		return "", err
+	}
+	return res.Final, nil
 }

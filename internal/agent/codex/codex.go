@@ -31,7 +31,9 @@ package codex
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -132,4 +134,36 @@ func TOMLString(s string) string {
 		}
 	}
 	return string(append(b, '"'))
+}
+
+// Answers reports true: codex exec answers a single question.
+func (a *Agent) Answers() bool { return true }
+
+// AnswerArgs returns the command line of a single question in dir,
+// program first: Codex's read-only sandbox, the system prompt as its
+// developer instructions.
+func (a *Agent) AnswerArgs(dir, system string) []string {
+	argv := []string{a.Program(), "exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "-C", dir}
+	if a.Config.Model != "" {
+		argv = append(argv, "-m", a.Config.Model)
+	}
+	return append(argv, "-c", "developer_instructions="+TOMLString(system), "-")
+}
+
+// Complete asks Codex one question with codex exec and returns its final
+// message. Codex has no mode without tools: it runs read-only in an empty
+// temporary directory, so nothing of the workspace is read or written.
+func (a *Agent) Complete(ctx context.Context, system, user string) (string, error) {
+	dir, err := os.MkdirTemp("", "ralph-answer-")
+	if err != nil {
+		return "", fmt.Errorf("codex answer: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	s := a.Spec(agent.Request{Dir: dir}, a.AnswerArgs(dir, system))
+	s.Stdin = user
+	res, err := cliagent.Run(ctx, a.Logger, s, NewParser(), nil)
+	if err != nil {
+		return "", err
+	}
+	return res.Final, nil
 }

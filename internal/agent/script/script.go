@@ -24,6 +24,11 @@
 // An iteration may also say what it cost: {"actions": …, "final": …,
 // "cost_usd": 0.25}.
 //
+// A script may give the one answer the agent makes when asked a single
+// question without tools, as the task parser asks: {"answer": TEXT,
+// "iterations": …}. Without one the agent does not answer single
+// questions (Answers reports false).
+//
 // Iteration k of a task performs entry k for real in the workspace (the
 // last entry repeats when the script runs out), reports each action as a
 // tool call with its input and its result, and ends with final as the
@@ -50,7 +55,11 @@ import (
 
 // Script is a parsed script file.
 type Script struct {
-	Iterations []Iteration `json:"iterations"`
+	// Answer is the reply to a single question (Agent.Complete): a JSON
+	// string is the reply's text, any other JSON value is replied as
+	// written. Absent means the script answers none.
+	Answer     json.RawMessage `json:"answer,omitempty"`
+	Iterations []Iteration     `json:"iterations"`
 }
 
 // Iteration is what the stand-in does in one iteration.
@@ -143,6 +152,26 @@ func New(s *Script) *Agent { return &Agent{script: s, limited: map[int]bool{}} }
 
 // Name returns "script".
 func (a *Agent) Name() string { return "script" }
+
+// Answers reports whether the script gives an answer to single questions.
+func (a *Agent) Answers() bool { return len(a.script.Answer) > 0 }
+
+// Complete answers one question without tools, as a CLI agent's
+// single-answer mode does: it returns the script's answer, or an error
+// when the script has none.
+func (a *Agent) Complete(ctx context.Context, system, user string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if len(a.script.Answer) == 0 {
+		return "", errors.New("the script gives no answer to single questions")
+	}
+	var text string
+	if err := json.Unmarshal(a.script.Answer, &text); err == nil {
+		return text, nil
+	}
+	return string(a.script.Answer), nil
+}
 
 // Run performs the script's entry for req.Iteration.
 func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {

@@ -193,3 +193,25 @@
     }
   });
 })();
+
+// The Preview page: reload the app's frame (not the page) when the
+// bundle changes.
+(() => {
+  const frame = document.getElementById("preview-frame");
+  if (!frame) return;
+  const error = document.getElementById("preview-error");
+  setInterval(async () => {
+    try {
+      const res = await fetch("/api/preview", { credentials: "same-origin" });
+      const state = await res.json();
+      if (error) {
+        error.hidden = !state.error;
+        error.textContent = state.error ? "The app does not build: " + state.error : "";
+      }
+      if (state.version && state.version !== frame.dataset.version) {
+        frame.dataset.version = state.version;
+        frame.src = state.url + "/?v=" + state.version;
+      }
+    } catch (e) { /* the dashboard is restarting */ }
+  }, 1000);
+})();

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package proc
+
+// Without /proc no process is found by its token.
+func (noProcs) Carrying(token string) []int { return nil }
+
+func endCarrying(token string) []Escapee { return nil }
