@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/sandbox"
@@ -52,6 +53,19 @@ type Limits struct {
 	// Backoff is the first wait after a rate limit with no reset time
 	// (default 30s); each further one doubles.
 	Backoff time.Duration
+}
+
+// LimitsFrom returns the limits ralph.toml's [limits] sets.
+func LimitsFrom(l config.Limits) Limits {
+	return Limits{
+		MaxIterations:    l.MaxIterations,
+		MaxDuration:      l.MaxDuration.Duration,
+		MaxCost:          l.MaxCost,
+		IterationTimeout: l.IterationTimeout.Duration,
+		IdleTimeout:      l.IdleTimeout.Duration,
+		GateFailures:     l.GateFailures,
+		MaxWait:          l.MaxWait.Duration,
+	}
 }
 
 // Options configure an Engine.
