@@ -100,11 +100,12 @@ type Spec struct {
 	// it (setsid) but still carry its token, and reports them in
 	// Result.Ended: for a gate, which must leave nothing running.
 	EndEscaped bool
-	// Sandbox is the encoded policy (internal/sandbox) the supervisor
-	// applies to itself right before it starts the program, so it holds
-	// for the program and all it starts. Empty runs it unconfined. A
-	// confined program never runs without a supervisor.
-	Sandbox string
+	// Ruleset is a Landlock ruleset (internal/sandbox) the supervisor
+	// enforces on itself right before it starts the program, so it holds
+	// for the program and all it starts. Nil runs it unconfined. A
+	// confined program never runs without a supervisor. The caller
+	// closes it after Run.
+	Ruleset *os.File
 }
 
 // Result is how a subprocess ended.
@@ -285,7 +286,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			extra = append([]string{"PWD=" + abs}, s.Env...)
 		}
 	}
-	env := append(append(environ(s.Unset, extra), tokenEnv+"="+token), sandboxSpecEnv(s)...)
+	env := append(environ(s.Unset, extra), tokenEnv+"="+token)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
@@ -311,12 +312,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := setup(command(path, s.Argv, env))
 
 	start := time.Now()
-	if s.Sandbox != "" && cmd.Path == path {
+	if s.Ruleset != nil && cmd.Path == path {
 		err = errNoSupervisor
 	} else {
+		handOver(cmd, s)
 		err = cmd.Start()
 	}
-	if err != nil && cmd.Path != path && s.Sandbox == "" {
+	if err != nil && cmd.Path != path && s.Ruleset == nil {
 		// The supervisor could not start (no /proc?): run the program
 		// directly, still in its own group.
 		cmd = setup(directCommand(path, s.Argv, env))

@@ -3,38 +3,28 @@ package proc
 import (
 	"errors"
 	"os"
-
-	"github.com/ralph-harness/ralph/internal/sandbox"
+	"os/exec"
+	"strconv"
 )
 
-// sandboxEnv carries Spec.Sandbox, the encoded policy, to the supervisor.
-const sandboxEnv = "RALPH_SANDBOX_POLICY"
+// sandboxEnv tells the supervisor which of its file descriptors is the
+// Landlock ruleset (Spec.Ruleset) to enforce before it starts the program.
+const sandboxEnv = "RALPH_SANDBOX_FD"
+
+// rulesetFD is the ruleset's descriptor in the supervisor: the first of
+// cmd.ExtraFiles.
+const rulesetFD = 3
 
 // errNoSupervisor is Run's error for a confined program it could only
-// start directly: nothing would be left to apply the policy.
+// start directly: nothing would be left to enforce the ruleset.
 var errNoSupervisor = errors.New("sandbox: the program cannot be confined without ralph's supervisor (no /proc, or RunSupervisor not called)")
 
-// sandboxSpecEnv returns the variable that hands s's policy to the
-// supervisor, none when s is not confined.
-func sandboxSpecEnv(s Spec) []string {
-	if s.Sandbox == "" {
-		return nil
+// handOver gives the supervisor cmd the ruleset of s, if any: as its
+// descriptor 3, named in its environment.
+func handOver(cmd *exec.Cmd, s Spec) {
+	if s.Ruleset == nil {
+		return
 	}
-	return []string{sandboxEnv + "=" + s.Sandbox}
-}
-
-// confineSelf applies the policy the supervisor was handed, if any, and
-// removes it from the environment the program inherits. It runs in the
-// supervisor right before it starts the program.
-func confineSelf() error {
-	v, ok := os.LookupEnv(sandboxEnv)
-	if !ok {
-		return nil
-	}
-	_ = os.Unsetenv(sandboxEnv)
-	p, err := sandbox.Decode(v)
-	if err != nil {
-		return err
-	}
-	return sandbox.Apply(p)
+	cmd.ExtraFiles = []*os.File{s.Ruleset}
+	cmd.Env = append(cmd.Env, sandboxEnv+"="+strconv.Itoa(rulesetFD))
 }

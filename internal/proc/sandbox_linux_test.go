@@ -15,8 +15,9 @@ import (
 
 // A confined program and everything it starts may write its workspace
 // only: a read of a file outside it and a write outside it fail with
-// EACCES, the write inside succeeds; the policy does not reach the
-// program's environment, and ralph (the test binary) stays unconfined.
+// EACCES, the write inside succeeds; neither the ruleset's descriptor nor
+// its variable reaches the program, and ralph (the test binary) stays
+// unconfined.
 func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
 	if !sandbox.Probe().Available() {
 		t.Skip("no Landlock here")
@@ -26,10 +27,10 @@ func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
 	os.WriteFile(secret, []byte("s3cret"), 0o600)
 	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{ws}, Devices: []string{"/dev"}}
 	var out []string
-	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_POLICY; true`
+	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_FD; [ -e /proc/$$/fd/3 ] && echo leaked-fd; true`
 	res, err := Run(context.Background(), Spec{
 		Argv: []string{"sh", "-c", script, "sh", secret, outside}, Dir: ws,
-		OnLine: func(l string) { out = append(out, l) }, Sandbox: pol.Encode(),
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -44,23 +45,28 @@ func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
 		t.Errorf("the child's write inside = %q, %v", b, err)
 	}
 	if len(out) == 0 || out[len(out)-1] != "0" {
-		t.Errorf("RALPH_SANDBOX_POLICY reached the program: %q", out)
+		t.Errorf("RALPH_SANDBOX_FD or the ruleset reached the program: %q", out)
 	}
 	if _, err := os.ReadFile(secret); err != nil {
 		t.Errorf("ralph itself was confined: %v", err)
 	}
 }
 
-// A policy the supervisor cannot apply fails the program's start, with
-// the reason on standard error; it never runs unconfined.
+// A ruleset the supervisor cannot enforce (here a file that is none)
+// fails the program's start, with the reason on standard error; it never
+// runs unconfined.
 func TestRunSandboxUnappliedNeverRunsUnconfined(t *testing.T) {
-	t.Setenv(sandbox.NoLandlockEnv, "1")
 	ws := t.TempDir()
-	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Sandbox: sandbox.Policy{Write: []string{ws}}.Encode()})
+	notRuleset, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ExitCode != 126 || !strings.Contains(res.Stderr, "sandbox: this kernel has no Landlock") {
+	defer notRuleset.Close()
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Ruleset: notRuleset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 126 || !strings.Contains(res.Stderr, "sandbox: landlock_restrict_self") {
 		t.Errorf("exit %d, stderr %q", res.ExitCode, res.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
@@ -73,7 +79,7 @@ func TestRunSandboxUnappliedNeverRunsUnconfined(t *testing.T) {
 func TestRunSandboxNeedsSupervisor(t *testing.T) {
 	canSupervise.Store(false)
 	defer canSupervise.Store(true)
-	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Sandbox: sandbox.Policy{}.Encode()})
+	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Ruleset: os.Stdin})
 	if !errors.Is(err, errNoSupervisor) {
 		t.Errorf("err = %v, want errNoSupervisor", err)
 	}
@@ -109,7 +115,7 @@ print(connect(int(sys.argv[1])), connect(int(sys.argv[2])), bind())
 	var out []string
 	res, err := Run(context.Background(), Spec{
 		Argv:   []string{python, "-c", script, strconv.Itoa(int(port(allowed))), strconv.Itoa(int(port(other)))},
-		OnLine: func(l string) { out = append(out, l) }, Sandbox: pol.Encode(),
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,3 +144,14 @@ func listen(t *testing.T) net.Listener {
 }
 
 func port(l net.Listener) uint16 { return uint16(l.Addr().(*net.TCPAddr).Port) }
+
+// ruleset makes p's ruleset, closed when the test ends.
+func ruleset(t *testing.T, p sandbox.Policy) *os.File {
+	t.Helper()
+	f, err := p.Ruleset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

@@ -84,7 +84,7 @@ func supervise(parent int, path string, argv []string) int {
 		return 1
 	}
 	_ = os.Unsetenv(supervisorEnv)
-	if err := confineSelf(); err != nil {
+	if err := confineThread(); err != nil {
 		os.Stderr.WriteString(supervisorArg0 + ": " + err.Error() + "\n")
 		return 126
 	}

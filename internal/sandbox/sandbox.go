@@ -21,20 +21,21 @@
 // and the ports of its model endpoints, and may not listen on any port.
 // Landlock filters ports, not hosts.
 //
-// Prepare makes a call's Confinement; its Policy travels, encoded as
-// JSON, to the process that will run the agent (proc's supervisor), which
-// calls Apply right before it executes the agent, so the restriction
-// holds for the agent and everything it starts and never for ralph
-// itself or the gates. Apply uses Landlock and is Linux-only; elsewhere
-// Probe says why the agent cannot be confined. A sandbox-exec profile
-// for macOS would be another Apply behind the same Policy.
+// Prepare makes a call's Confinement. Its Policy becomes a Landlock
+// ruleset (Ruleset, made with go-landlock in ralph), which travels as an
+// inherited file descriptor to the process that will run the agent
+// (proc's supervisor); that process enforces it on itself right before it
+// executes the agent, so the restriction holds for the agent and
+// everything it starts and never for ralph itself or the gates. Landlock
+// is Linux-only; elsewhere Probe says why the agent cannot be confined. A
+// sandbox-exec profile for macOS would be another Ruleset behind the same
+// Policy.
 //
 // Denials reads what a tool reported for accesses the policy refused, so
 // the harness can record them.
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -134,8 +135,7 @@ func Decide(s Settings, st Status) (confine bool, note string, err error) {
 	return false, "sandbox: the agent is not confined: " + why, nil
 }
 
-// Policy is what one agent process may touch. It is what travels to the
-// process that applies it.
+// Policy is what one agent process may touch.
 type Policy struct {
 	// Read are files and directories the agent may read and execute.
 	Read []string `json:"read,omitempty"`
@@ -150,28 +150,16 @@ type Policy struct {
 	Ports []uint16 `json:"ports,omitempty"`
 }
 
-// Encode returns p as the text Decode reads.
-func (p Policy) Encode() string {
-	b, _ := json.Marshal(p)
-	return string(b)
-}
-
-// Decode reads a policy Encode wrote.
-func Decode(s string) (Policy, error) {
-	var p Policy
-	if err := json.Unmarshal([]byte(s), &p); err != nil {
-		return Policy{}, fmt.Errorf("sandbox policy: %w", err)
+// Ruleset makes the Landlock ruleset that confines a process to p, as an
+// open file: the process that starts the agent (proc's supervisor)
+// enforces it on itself right before it executes the agent. The caller
+// closes it once that process has started.
+func (p Policy) Ruleset() (*os.File, error) {
+	f, err := ruleset(p)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return p, nil
-}
-
-// Apply confines the calling process, and everything it starts from now
-// on, to p. It cannot be undone.
-func Apply(p Policy) error {
-	if err := apply(p); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	return nil
+	return f, nil
 }
 
 // Target is what one agent call confines: where and what it runs.

@@ -18,18 +18,20 @@ func probe() Status {
 	return Status{ABI: abi}
 }
 
-// fsConfig is the Landlock version whose filesystem rights ralph asks
-// for: fixed, so a newer kernel does not restrict more than was tested,
-// and best effort, so an older one restricts what it can.
-var fsConfig = landlock.V7.BestEffort()
+// fsRights are the filesystem rights ralph restricts: those of Landlock
+// ABI 7, fixed so a newer kernel does not restrict more than was tested;
+// an older one restricts what it can (best effort).
+var fsRights = landlock.V7.HandledAccessFS
 
-// apply restricts the process with Landlock: the filesystem, then, when
-// p names ports, TCP.
-func apply(p Policy) error {
+// ruleset makes p's Landlock ruleset with go-landlock: the filesystem
+// and, when p names ports, TCP (ABI 4 or later). Nothing else is
+// restricted: not UDP, not IPC scopes.
+func ruleset(p Policy) (*os.File, error) {
 	st := Probe()
 	if !st.Available() {
-		return errors.New(st.Reason)
+		return nil, errors.New(st.Reason)
 	}
+	cfg := landlock.Config{HandledAccessFS: fsRights}
 	rules := []landlock.Rule{
 		landlock.RODirs(existing(p.Read, true)...).IgnoreIfMissing(),
 		landlock.ROFiles(existing(p.Read, false)...).IgnoreIfMissing(),
@@ -37,23 +39,28 @@ func apply(p Policy) error {
 		landlock.RWFiles(existing(p.Write, false)...).IgnoreIfMissing(),
 		landlock.RWDirs(existing(p.Devices, true)...).WithIoctlDev().IgnoreIfMissing(),
 	}
-	if err := fsConfig.RestrictPaths(rules...); err != nil {
-		return fmt.Errorf("restrict paths: %w", err)
+	if p.Ports != nil {
+		if st.ABI < 4 {
+			return nil, fmt.Errorf("restricting the network needs Landlock ABI 4, the kernel has %d", st.ABI)
+		}
+		cfg.HandledAccessNet = landlock.V4.HandledAccessNet
+		for _, port := range p.Ports {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
 	}
-	if p.Ports == nil {
-		return nil
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return nil, err
 	}
-	if st.ABI < 4 {
-		return fmt.Errorf("restrict network: needs Landlock ABI 4, the kernel has %d", st.ABI)
+	if fd < 0 {
+		return nil, errors.New("nothing to restrict on this kernel")
 	}
-	var net []landlock.Rule
-	for _, port := range p.Ports {
-		net = append(net, landlock.ConnectTCP(port))
+	if flags != 0 {
+		// Only logging options give flags, and ralph sets none.
+		os.NewFile(uintptr(fd), "").Close()
+		return nil, fmt.Errorf("unexpected ruleset flags %#x", flags)
 	}
-	if err := landlock.V4.RestrictNet(net...); err != nil {
-		return fmt.Errorf("restrict network: %w", err)
-	}
-	return nil
+	return os.NewFile(uintptr(fd), "landlock-ruleset"), nil
 }
 
 // existing returns the paths that exist and are directories (dirs) or

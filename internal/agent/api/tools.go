@@ -610,7 +610,12 @@ func (t *toolbox) run(ctx context.Context, argv []string, dirRel string, timeout
 	spec := proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, KillGrace: time.Second}
 	if conf != nil {
 		defer conf.Close()
-		spec.Env, spec.Sandbox = conf.Env(), conf.Policy.Encode()
+		rs, err := conf.Policy.Ruleset()
+		if err != nil {
+			return "", fmt.Errorf("cannot run %s: %v", argv[0], err)
+		}
+		defer rs.Close()
+		spec.Env, spec.Ruleset = conf.Env(), rs
 	}
 	var out capped
 	spec.OnLine, spec.OnStderrLine = out.line, out.line

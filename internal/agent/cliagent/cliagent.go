@@ -127,7 +127,7 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 		OnLine:      func(line string) { p.Line(line, emit) },
 		IdleTimeout: s.IdleTimeout,
 		KillGrace:   s.KillGrace,
-		Sandbox:     conf.Encode(),
+		Ruleset:     conf.Ruleset(),
 	})
 	out := p.Outcome()
 	logger.Debug("agent ended", "exit", res.ExitCode, "duration", res.Duration, "err", err, "failed", out.Failed)

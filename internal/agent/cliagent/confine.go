@@ -2,6 +2,7 @@ package cliagent
 
 import (
 	"encoding/json"
+	"os"
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -11,7 +12,8 @@ import (
 // Confinement is an agent call's sandbox as a backend uses it. A nil
 // Confinement is an unconfined call: its methods then do nothing.
 type Confinement struct {
-	c *sandbox.Confinement
+	c       *sandbox.Confinement
+	ruleset *os.File
 	// reported are the paths Denied has reported in this call.
 	mu       sync.Mutex
 	reported map[string]bool
@@ -27,7 +29,12 @@ func Confine(s *sandbox.Settings, t sandbox.Target, read, write []string) (*Conf
 	}
 	c.Policy.Read = append(c.Policy.Read, read...)
 	c.Policy.Write = append(c.Policy.Write, write...)
-	return &Confinement{c: c, reported: map[string]bool{}}, nil
+	rs, err := c.Policy.Ruleset()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &Confinement{c: c, ruleset: rs, reported: map[string]bool{}}, nil
 }
 
 // Env returns the variables the confined program needs (its private
@@ -39,17 +46,19 @@ func (c *Confinement) Env() []string {
 	return c.c.Env()
 }
 
-// Encode returns the policy for proc.Spec.Sandbox.
-func (c *Confinement) Encode() string {
+// Ruleset returns the Landlock ruleset for proc.Spec.Ruleset, nil for an
+// unconfined call; Close closes it.
+func (c *Confinement) Ruleset() *os.File {
 	if c == nil {
-		return ""
+		return nil
 	}
-	return c.c.Policy.Encode()
+	return c.ruleset
 }
 
-// Close removes the call's temporary directory.
+// Close closes the ruleset and removes the call's temporary directory.
 func (c *Confinement) Close() {
 	if c != nil {
+		c.ruleset.Close()
 		_ = c.c.Close()
 	}
 }

@@ -48,7 +48,7 @@ func TestConfinementWatch(t *testing.T) {
 		}
 	}
 	var nilConf *Confinement
-	if nilConf.Encode() != "" || nilConf.Env() != nil {
+	if nilConf.Ruleset() != nil || nilConf.Env() != nil {
 		t.Error("an unconfined call has a policy")
 	}
 }

@@ -86,7 +86,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		Argv:        a.argv,
 		Dir:         req.Dir,
 		Env:         append(env, conf.Env()...),
-		Sandbox:     conf.Encode(),
+		Ruleset:     conf.Ruleset(),
 		Stdin:       strings.NewReader(req.Prompt),
 		IdleTimeout: req.IdleTimeout,
 		OnLine: func(line string) {
