@@ -8,7 +8,9 @@
 # (CGO_ENABLED=0): /bin/true started through ralph's supervisor, in turn
 # unconfined and confined by the policy a command agent gets in a
 # workspace (Landlock rules for the system, the workspace, a private
-# TMPDIR, /dev), so both are measured in the same run on the same machine.
+# TMPDIR, /dev) -- the ruleset made in ralph and enforced by the
+# supervisor, as for every agent call -- so both are measured in the same
+# run on the same machine.
 # The overhead is the median of the pairwise differences. The load
 # average is printed with the figures, as they depend on what else the
 # machine runs.
