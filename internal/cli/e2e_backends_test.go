@@ -129,7 +129,7 @@ func TestE2EGeminiRun(t *testing.T) {
 	t.Parallel()
 	dir := testutil.GitRepo(t)
 	srv := testutil.NewGemini(t, fullRunTurns(func(rel string) string { return filepath.Join(dir, rel) })...)
-	writeConfig(t, dir, agentTOML("gemini", testutil.GeminiBin(t), srv.GeminiHome(t), ""))
+	writeConfig(t, dir, agentTOML("gemini", testutil.GeminiBin(t), srv.GeminiHome(t), templateParser))
 	checkFullRun(t, dir, "gemini", srv, "write_file", "run_shell_command")
 }
 

@@ -183,7 +183,7 @@ sleep 300 &
 echo "$$ $!" > "`+pids+`"
 wait
 `)
-	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n[sandbox]\nwrite = [%q]\n", fake, pidDir))
+	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n[sandbox]\nwrite = [%q]\n", fake, pidDir)+templateParser)
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, time.Minute, "run", "--agent", "claude", "--idle-timeout", "1s", "--max-iterations", "1", "do something")

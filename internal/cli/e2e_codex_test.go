@@ -42,7 +42,7 @@ func TestE2ECodexRun(t *testing.T) {
 		testutil.Calls("", finishCall),
 		testutil.Text("The hero section is built."),
 	)
-	writeConfig(t, dir, codexConfig(t, srv))
+	writeConfig(t, dir, codexConfig(t, srv)+templateParser)
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, 4*time.Minute, "run", "build the Tideline landing page")
@@ -105,7 +105,7 @@ func TestE2ECodexFailedTurnRecovers(t *testing.T) {
 		testutil.Calls("Finishing.", finishCall),
 		testutil.Text("Done."),
 	)
-	writeConfig(t, dir, codexConfig(t, srv))
+	writeConfig(t, dir, codexConfig(t, srv)+templateParser)
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, 4*time.Minute, "run", "write a summary")

@@ -2,12 +2,19 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
+
+// templateParser ends a ralph.toml with [task] parser = "template": the
+// runs of tests about something else do not ask the agent to split the
+// task first (an agent with a single-answer mode would take a scripted
+// turn, or, hanging, hold the run for the answer's timeout).
+const templateParser = "\n[task]\nparser = \"template\"\n"
 
 // isTaskParse recognises the task parser's request: its system prompt.
 func isTaskParse(r testutil.Request) bool {
@@ -123,6 +130,49 @@ func TestE2ECodexTaskParse(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s", res.code, res.out)
 	}
 	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by codex, in one answer): fix the hero", "completed"} {
+		if !strings.Contains(res.out, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.out)
+		}
+	}
+	if md := mustRead(t, dir, ".ralph/task.md"); !strings.Contains(md, "- [FIX] the hero shows the product name Tideline\n") {
+		t.Errorf("task.md lacks the requirement:\n%s", md)
+	}
+	parses := 0
+	for _, r := range srv.Requests() {
+		if isTaskParse(r) {
+			parses++
+		}
+	}
+	if parses != 1 || srv.Remaining() != 0 {
+		t.Errorf("task parse requests = %d, turns left = %d; want 1, 0", parses, srv.Remaining())
+	}
+}
+
+// With the real Gemini CLI: one headless gemini --prompt answers the
+// parse, in an empty directory, and the run goes on as usual.
+func TestE2EGeminiTaskParse(t *testing.T) {
+	e2eShort(t)
+	t.Parallel()
+	answer, _ := json.Marshal(map[string]any{
+		"type": "bugfix", "title": "Hero names the product",
+		"requirements": []map[string]any{{"marker": "FIX", "text": "the hero shows the product name Tideline"}},
+	})
+	dir := testutil.GitRepo(t)
+	abs := func(rel string) string { return filepath.Join(dir, rel) }
+	srv := testutil.NewGemini(t,
+		testutil.Text(string(answer)),
+		testutil.Calls("Fixing the hero.", testutil.WriteFile(abs("src/sections/HeroSection.tsx"), heroSection), testutil.WriteFile(abs("src/App.tsx"), appEntry)),
+		testutil.Calls("", testutil.WriteFile(abs(".ralph/summary.md"), "The hero names Tideline.\n"), testutil.WriteFile(abs(".ralph/status.txt"), "complete")),
+		testutil.Text("The hero is fixed."),
+	)
+	writeConfig(t, dir, agentTOML("gemini", testutil.GeminiBin(t), srv.GeminiHome(t), ""))
+	bin := buildRalph(t)
+
+	res := runRalph(t, bin, dir, 4*time.Minute, "run", "fix the hero: it must name the product")
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", res.code, res.out)
+	}
+	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by gemini, in one answer): fix the hero", "completed"} {
 		if !strings.Contains(res.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.out)
 		}

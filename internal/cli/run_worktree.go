@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/mergequeue"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/progress"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -216,6 +217,7 @@ func driveWorktreeTask(ctx context.Context, g *Globals, ws *workspace.Workspace,
 		rep := newReporter(g.Stdout, o.json)
 		defer rep.Close()
 		opt.Reporter = rep
+		defer session.StartNotifier(ctx, g, ws, st, cfg.Notify, opt.Limits.MaxCost)()
 		var out engine.Outcome
 		id, recorded := rec.taskID(ctx, st)
 		var t store.Task

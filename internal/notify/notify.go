@@ -28,6 +28,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -277,6 +278,25 @@ func plainError(err error) string {
 		return ue.Op + ": " + ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// APIError is a service's refusal of a call: Code is its HTTP-like
+// status (Telegram's error_code; 400 for Slack's ok:false).
+type APIError struct {
+	Service, Method string
+	Code            int
+	Text            string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s", e.Service, e.Method, e.Code, e.Text)
+}
+
+// permanent reports whether err is a refusal that asking again will not
+// change (a message that is gone, a bad request), not an outage.
+func permanent(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Code >= 400 && ae.Code < 500 && ae.Code != http.StatusTooManyRequests
 }
 
 // newNonce returns an unguessable token for a message's buttons.

@@ -490,3 +490,36 @@ func TestSlack(t *testing.T) {
 		})
 	}
 }
+
+// Of two processes that want to notify, one leads; the other takes over
+// when it stops.
+func TestLead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".ralph", "notify.lock")
+	started := make(chan string, 2)
+	start := func(name string) func() func() {
+		return func() func() { started <- name; return func() {} }
+	}
+	stopA := notify.Lead(context.Background(), path, 10*time.Millisecond, start("a"))
+	if got := <-started; got != "a" {
+		t.Fatalf("%s led first", got)
+	}
+	stopB := notify.Lead(context.Background(), path, 10*time.Millisecond, start("b"))
+	defer stopB()
+	if _, err := notify.TryLead(path); err != notify.ErrLeaderElsewhere {
+		t.Fatalf("TryLead while a leads: %v", err)
+	}
+	select {
+	case got := <-started:
+		t.Fatalf("%s started while a led", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	stopA()
+	select {
+	case got := <-started:
+		if got != "b" {
+			t.Fatalf("%s took over", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b never took over")
+	}
+}

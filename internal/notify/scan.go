@@ -221,9 +221,13 @@ func (n *Notifier) scanAnswered(ctx context.Context) {
 			uctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 			err = up.Update(uctx, q.Ref, m, req)
 			cancel()
+			if err != nil && !permanent(err) {
+				// An outage: tried again next time; the sender warns of it.
+				n.log.Debug("show the answer on the message", "channel", ch.Name(), "err", n.opt.Scrub.String(plainError(err)))
+				continue
+			}
 			if err != nil {
-				n.log.Warn("show the answer on the message", "channel", ch.Name(), "err", n.opt.Scrub.String(plainError(err)))
-				continue // tried again next time
+				n.log.Info("the message cannot show the answer", "channel", ch.Name(), "err", n.opt.Scrub.String(plainError(err)))
 			}
 			_ = n.st.CloseNotification(ctx, q.ID)
 		}

@@ -77,7 +77,11 @@ func (s *Slack) call(ctx context.Context, token, method string, in, out any) err
 		Error string `json:"error"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil || !r.OK {
-		return fmt.Errorf("slack %s: HTTP %d: %s", method, resp.StatusCode, r.Error)
+		code := resp.StatusCode
+		if code == http.StatusOK {
+			code = http.StatusBadRequest // Slack says no with a 200
+		}
+		return &APIError{Service: "slack", Method: method, Code: code, Text: r.Error}
 	}
 	if out != nil {
 		return json.Unmarshal(raw, out)

@@ -121,7 +121,7 @@ func (t *Telegram) call(ctx context.Context, method string, in, out any) error {
 		return fmt.Errorf("telegram %s: HTTP %d: %w", method, resp.StatusCode, err)
 	}
 	if !r.OK {
-		return fmt.Errorf("telegram %s: %d %s", method, r.ErrorCode, r.Description)
+		return &APIError{Service: "telegram", Method: method, Code: r.ErrorCode, Text: r.Description}
 	}
 	if out != nil {
 		if err := json.Unmarshal(r.Result, out); err != nil {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -88,6 +90,9 @@ func (s *Server) Watch(ctx context.Context) {
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
+	stopNotify := func() {}
+	defer func() { stopNotify() }()
+	notifying := false
 	settle := time.NewTimer(0)
 	<-settle.C
 	defer settle.Stop()
@@ -95,6 +100,14 @@ func (s *Server) Watch(ctx context.Context) {
 		pid := s.ws.HolderPID()
 		changed := pid != lastPID
 		if st, err := s.store(ctx); err == nil {
+			if !notifying {
+				// The dashboard sends the notifications and takes their
+				// answers while no run does (the notify lock decides).
+				notifying = true
+				if cfg, err := config.Load(s.ws.Root); err == nil {
+					stopNotify = session.StartNotifierLog(ctx, s.log, s.ws, st, cfg.Notify, cfg.Limits.MaxCost)
+				}
+			}
 			if v, err := st.DataVersion(ctx); err == nil && v != lastVersion {
 				lastVersion, changed = v, true
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,18 +25,26 @@ import (
 // stop sends what is left, waiting a few seconds at most. A channel
 // whose secret is missing is a warning; nothing here fails the run.
 func StartNotifier(ctx context.Context, g *Globals, ws *workspace.Workspace, st *store.Store, cfg config.Notify, maxCost float64) (stop func()) {
+	return StartNotifierLog(ctx, g.Logger, ws, st, cfg, maxCost)
+}
+
+// StartNotifierLog is StartNotifier with a logger for a process without
+// Globals (ralph serve). The notifier runs only while this process holds
+// the workspace's notify lock: when a run and ralph serve both want it,
+// the first keeps it and the other takes over when it ends.
+func StartNotifierLog(ctx context.Context, logger *slog.Logger, ws *workspace.Workspace, st *store.Store, cfg config.Notify, maxCost float64) (stop func()) {
 	chans, errs := notify.Channels(cfg, os.Getenv)
 	for _, err := range errs {
-		g.Logger.Warn(err.Error(), "component", "notify")
+		logger.Warn(err.Error(), "component", "notify")
 	}
 	if len(chans) == 0 {
 		return func() {}
 	}
 	n := notify.New(notify.Options{
 		Store: st, Channels: chans, Workspace: filepath.Base(ws.Root), DashboardURL: cfg.DashboardURL,
-		MaxCost: maxCost, Scrub: secrets.ForProcess(ws.Root), Logger: g.Logger,
+		MaxCost: maxCost, Scrub: secrets.ForProcess(ws.Root), Logger: logger,
 	})
-	return n.Start(ctx)
+	return notify.Lead(ctx, ws.Path(workspace.NotifyLock), 2*time.Second, func() func() { return n.Start(ctx) })
 }
 
 // NotifyCommand returns the engine's Notify for [notify] command (argv,
@@ -75,6 +84,11 @@ func TestNotify(ctx context.Context, g *Globals, only string, wait time.Duration
 		return failure.New(failure.Failed, fmt.Errorf("%w (a running ralph listens to the channels; test when it ends)", err))
 	}
 	defer lock.Release()
+	release, err := notify.TryLead(ws.Path(workspace.NotifyLock))
+	if err != nil {
+		return failure.New(failure.Failed, fmt.Errorf("%w: stop ralph serve to test", err))
+	}
+	defer release()
 	st, err := OpenStore(ctx, ws)
 	if err != nil {
 		return err

@@ -7,13 +7,13 @@ import (
 
 // Private lists ralph's private entries of .ralph/, as .ralph/.gitignore
 // patterns (a trailing slash marks a directory): the run history, the
-// lock, the logs, the last request, the dashboard's token and lock, and
-// the worktrees, the app's screenshots. They are the harness's, never the agent's: git ignores them,
+// lock, the logs, the last request, the dashboard's token and lock, the
+// notifier's lock, and the worktrees, the app's screenshots. They are the harness's, never the agent's: git ignores them,
 // snapshots leave them out and rollbacks leave them alone, and the
 // dashboard never shows them. IsPrivate and PrivatePaths read this list.
 var Private = []string{
 	"/" + Database, "/" + Database + "-wal", "/" + Database + "-shm", "/" + Database + "-journal",
-	"/" + LockFile, "/" + Logs + "/", "/" + Request, "/" + ServeToken, "/" + ServeLock, "/" + Worktrees + "/",
+	"/" + LockFile, "/" + Logs + "/", "/" + Request, "/" + ServeToken, "/" + ServeLock, "/" + NotifyLock, "/" + Worktrees + "/",
 	"/" + Preview + "/",
 }
 

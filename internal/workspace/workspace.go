@@ -52,6 +52,9 @@ const (
 	ServeToken = "serve.token"
 	// ServeLock is held by the one dashboard a workspace has.
 	ServeLock = "serve.lock"
+	// NotifyLock is held by the one process that sends a workspace's
+	// notifications and listens for their answers (a run, or ralph serve).
+	NotifyLock = "notify.lock"
 	// Preview holds the ui-renders gate's screenshots of the app.
 	Preview = "preview"
 )

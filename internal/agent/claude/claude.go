@@ -120,7 +120,7 @@ func (a *Agent) AnswerArgs(system string) []string {
 	if a.Config.Model != "" {
 		argv = append(argv, "--model", a.Config.Model)
 	}
-	return argv
+	return append(argv, a.Config.Args...)
 }
 
 // Complete asks Claude Code one question in its non-interactive

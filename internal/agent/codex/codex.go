@@ -147,7 +147,8 @@ func (a *Agent) AnswerArgs(dir, system string) []string {
 	if a.Config.Model != "" {
 		argv = append(argv, "-m", a.Config.Model)
 	}
-	return append(argv, "-c", "developer_instructions="+TOMLString(system), "-")
+	argv = append(argv, "-c", "developer_instructions="+TOMLString(system))
+	return append(append(argv, a.Config.Args...), "-")
 }
 
 // Complete asks Codex one question with codex exec and returns its final

@@ -26,7 +26,9 @@ package gemini
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent"
@@ -91,4 +93,44 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		s.Env = append(append([]string(nil), s.Env...), "GEMINI_SYSTEM_MD="+system)
 	}
 	return cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
+}
+
+// Answers reports true: gemini --prompt answers a single question.
+func (a *Agent) Answers() bool { return true }
+
+// AnswerArgs returns the command line of a single question, program
+// first: the default approval mode, in which a headless Gemini CLI runs
+// no tool that needs approval.
+func (a *Agent) AnswerArgs(user string) []string {
+	argv := []string{a.Program(), "--output-format", "stream-json", "--approval-mode", "default", "--skip-trust"}
+	if a.Config.Model != "" {
+		argv = append(argv, "-m", a.Config.Model)
+	}
+	argv = append(argv, a.Config.Args...)
+	return append(argv, "--prompt", user)
+}
+
+// Complete asks Gemini CLI one question and returns its final message. It
+// runs in an empty temporary directory with the system prompt as
+// GEMINI_SYSTEM_MD, so nothing of the workspace is read or written.
+func (a *Agent) Complete(ctx context.Context, system, user string) (string, error) {
+	dir, err := os.MkdirTemp("", "ralph-answer-")
+	if err != nil {
+		return "", fmt.Errorf("gemini answer: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	file, remove, err := cliagent.SystemFile(Name, system)
+	if err != nil {
+		return "", err
+	}
+	defer remove()
+	s := a.Spec(agent.Request{Dir: dir}, a.AnswerArgs(user))
+	if file != "" {
+		s.Env = append(append([]string(nil), s.Env...), "GEMINI_SYSTEM_MD="+file)
+	}
+	res, err := cliagent.Run(ctx, a.Logger, s, NewParser(), nil)
+	if err != nil {
+		return "", err
+	}
+	return res.Final, nil
 }
