@@ -5,7 +5,8 @@
 // workspace, the program, the backend's own state files) make a Policy:
 //
 //   - read and write: the workspace; for a worktree, its git directory and
-//     the objects, refs and logs of the repository it belongs to; a
+//     the objects, refs and logs of the repository it belongs to (the rest
+//     of that repository's git directory is read-only); a
 //     private temporary directory ($TMPDIR) made for the call and removed
 //     after it; the backend's state directories and files in $HOME; /dev;
 //     the paths of [sandbox] write;
@@ -24,8 +25,8 @@
 // Prepare makes a call's Confinement. Its Policy becomes a Landlock
 // ruleset (Ruleset, made with go-landlock in ralph), which travels as an
 // inherited file descriptor to the process that will run the agent
-// (proc's supervisor); that process enforces it on itself right before it
-// executes the agent, so the restriction holds for the agent and
+// (proc's supervisor); that process enforces it on the thread that
+// starts the agent, right before it does, so the restriction holds for the agent and
 // everything it starts and never for ralph itself or the gates. Landlock
 // is Linux-only; elsewhere Probe says why the agent cannot be confined. A
 // sandbox-exec profile for macOS would be another Ruleset behind the same
