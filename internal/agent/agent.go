@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
 // Agent is a coding-agent backend.
@@ -44,6 +46,9 @@ type Request struct {
 	// IdleTimeout kills the agent when it prints nothing for this long;
 	// zero means no idle limit.
 	IdleTimeout time.Duration
+	// Sandbox confines the agent's process (internal/sandbox); nil runs
+	// it unconfined.
+	Sandbox *sandbox.Settings
 }
 
 // Kind says what an Event reports.
@@ -58,6 +63,7 @@ const (
 	KindRateLimit  Kind = "rate_limit"  // the provider limited the agent
 	KindError      Kind = "error"       // the agent or its provider reported an error
 	KindInfo       Kind = "info"        // anything else worth showing (session start, model)
+	KindSandbox    Kind = "sandbox"     // the sandbox refused an access the agent tried (Text names the path)
 )
 
 // Event is one thing the agent did, normalised across backends.

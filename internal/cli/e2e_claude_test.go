@@ -174,13 +174,16 @@ func TestE2EHangingAgentKilled(t *testing.T) {
 	e2eShort(t)
 	t.Parallel()
 	dir := testutil.GitRepo(t)
-	pids := filepath.Join(t.TempDir(), "pids")
+	// The agent, confined, may write the pid file's directory because
+	// [sandbox] write says so.
+	pidDir := t.TempDir()
+	pids := filepath.Join(pidDir, "pids")
 	fake := testutil.FakeBin(t, "claude", `trap '' TERM
 sleep 300 &
 echo "$$ $!" > "`+pids+`"
 wait
 `)
-	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n", fake)+templateParser)
+	writeConfig(t, dir, fmt.Sprintf("[agents.claude]\nbinary = %q\n[sandbox]\nwrite = [%q]\n", fake, pidDir)+templateParser)
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, time.Minute, "run", "--agent", "claude", "--idle-timeout", "1s", "--max-iterations", "1", "do something")

@@ -45,7 +45,9 @@ echo '`+b.output+`'
 `)
 			os.MkdirAll(filepath.Join(dir, ".ralph"), 0o755)
 			os.WriteFile(filepath.Join(dir, ".ralph", "plan.tsx"), []byte(personaPlan), 0o644)
-			toml := "[agents." + b.name + "]\nbinary = \"" + bin + "\"\n"
+			// The confined agent may write its record because [sandbox]
+			// write says so.
+			toml := "[agents." + b.name + "]\nbinary = \"" + bin + "\"\n[sandbox]\nwrite = [\"" + rec + "\"]\n"
 			os.WriteFile(filepath.Join(dir, "ralph.toml"), []byte(toml), 0o644)
 
 			code, out := runInProcess(t, dir, "run", "--agent", b.name, "--max-iterations", "1", "fix the release notes step")

@@ -58,25 +58,18 @@ func engineOptions(ctx context.Context, g *Globals, ws *workspace.Workspace, st 
 		fmt.Fprintf(g.Stderr, "ralph: warning: %v (using the embedded recipes)\n", err)
 		lib, _ = recipe.Embedded()
 	}
+	sb, err := session.Sandbox(g, cfg)
+	if err != nil {
+		return engine.Options{}, err
+	}
 	opt := engine.Options{
-		Agent:   ag,
-		Gates:   gate.FromConfig(cfg, g.Logger),
-		Promise: cfg.Promise,
-		Guard:   engine.Guard{Protect: cfg.Guard.Protect, OnChange: cfg.Guard.OnChange, Timeout: cfg.Guard.Timeout.Duration},
-		Limits: engine.Limits{
-			MaxIterations:    cfg.Limits.MaxIterations,
-			MaxDuration:      cfg.Limits.MaxDuration.Duration,
-			MaxCost:          cfg.Limits.MaxCost,
-			IterationTimeout: cfg.Limits.IterationTimeout.Duration,
-			IdleTimeout:      cfg.Limits.IdleTimeout.Duration,
-			GateFailures:     cfg.Limits.GateFailures,
-			MaxWait:          cfg.Limits.MaxWait.Duration,
-		},
-		Stall: stall.Config{
-			RepeatThreshold:        cfg.Stall.Repeat,
-			NoProgressThreshold:    cfg.Stall.NoProgress,
-			RepeatedErrorThreshold: cfg.Stall.RepeatedErrors,
-		},
+		Sandbox:    sb,
+		Agent:      ag,
+		Gates:      gate.FromConfig(cfg, g.Logger),
+		Promise:    cfg.Promise,
+		Guard:      engine.Guard{Protect: cfg.Guard.Protect, OnChange: cfg.Guard.OnChange, Timeout: cfg.Guard.Timeout.Duration},
+		Limits:     engine.LimitsFrom(cfg.Limits),
+		Stall:      stall.ConfigFrom(cfg.Stall),
 		Registries: plancontext.Registries(lib),
 		PlanContext: func(ctx context.Context, root *plan.Node) string {
 			c := plancontext.Resolve(ctx, root, plancontext.Options{

@@ -17,6 +17,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/failure"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/progress"
+	"github.com/ralph-harness/ralph/internal/session"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/spec"
 	"github.com/ralph-harness/ralph/internal/status"
@@ -239,7 +240,12 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	if err != nil {
 		return fmt.Errorf("open snapshots: %w", err)
 	}
+	sb, err := session.Sandbox(g, cfg)
+	if err != nil {
+		return err
+	}
 	p := spec.New(spec.Options{
+		Sandbox:      sb,
 		Layout:       layout,
 		Planner:      agents[spec.Planner],
 		Implementer:  agents[spec.Implementer],

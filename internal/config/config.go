@@ -68,6 +68,53 @@ type Config struct {
 	// Guard says which files the gates depend on and what a change to
 	// one by the agent does: [guard].
 	Guard Guard `toml:"guard"`
+
+	// Sandbox confines the agent's process to its workspace: [sandbox].
+	Sandbox Sandbox `toml:"sandbox"`
+}
+
+// Sandbox is the [sandbox] table: how the agent's process is confined
+// (internal/sandbox).
+type Sandbox struct {
+	// Mode is "workspace" (confine the agent to its workspace, the
+	// default) or "off".
+	Mode string `toml:"mode"`
+	// Read and Write add paths the agent may read, or read and write:
+	// absolute, or ~/… in the user's home (caches, toolchains).
+	Read  []string `toml:"read"`
+	Write []string `toml:"write"`
+	// Network is "open" (the default) or "model": TCP connections only
+	// to port 443 and the model endpoints' ports, and no listening.
+	Network string `toml:"network"`
+	// Required refuses to start a run whose agent cannot be confined.
+	Required bool `toml:"required"`
+}
+
+func (s Sandbox) validate() error {
+	switch s.Mode {
+	case "workspace", "off":
+	default:
+		return fmt.Errorf("%s: [sandbox] mode = %q (want workspace or off)", FileName, s.Mode)
+	}
+	switch s.Network {
+	case "open", "model":
+	default:
+		return fmt.Errorf("%s: [sandbox] network = %q (want open or model)", FileName, s.Network)
+	}
+	if s.Required && s.Mode == "off" {
+		return fmt.Errorf("%s: [sandbox] required = true contradicts mode = \"off\"", FileName)
+	}
+	for _, list := range []struct {
+		key   string
+		paths []string
+	}{{"read", s.Read}, {"write", s.Write}} {
+		for _, p := range list.paths {
+			if !filepath.IsAbs(p) && p != "~" && !strings.HasPrefix(p, "~/") {
+				return fmt.Errorf("%s: [sandbox] %s = %q: give an absolute path or one in ~/", FileName, list.key, p)
+			}
+		}
+	}
+	return nil
 }
 
 // Guard is the [guard] table: the files the gates depend on, beyond
@@ -264,10 +311,11 @@ func Default() Config {
 			GateFailures:     5,
 			MaxWait:          Duration{6 * time.Hour},
 		},
-		Stall: Stall{Repeat: 3, NoProgress: 3, RepeatedErrors: 3},
-		Theme: Theme{Stylesheet: "src/index.css"},
-		Specs: DefaultSpecs(),
-		Guard: Guard{Protect: DefaultProtect, OnChange: GuardAsk, Timeout: Duration{30 * time.Minute}},
+		Stall:   Stall{Repeat: 3, NoProgress: 3, RepeatedErrors: 3},
+		Theme:   Theme{Stylesheet: "src/index.css"},
+		Specs:   DefaultSpecs(),
+		Guard:   Guard{Protect: DefaultProtect, OnChange: GuardAsk, Timeout: Duration{30 * time.Minute}},
+		Sandbox: Sandbox{Mode: "workspace", Network: "open"},
 	}
 }
 
@@ -415,6 +463,9 @@ func (c Config) validate() error {
 	if c.Guard.Timeout.Duration <= 0 {
 		return fmt.Errorf("%s: [guard] timeout must be positive", FileName)
 	}
+	if err := c.Sandbox.validate(); err != nil {
+		return err
+	}
 	l, st := c.Limits, c.Stall
 	if err := CheckBounds(
 		Int("[limits] max_iterations", l.MaxIterations), Float("[limits] max_cost", l.MaxCost),
@@ -532,6 +583,15 @@ stylesheet = "src/index.css"
 #                          # back); restore: put them back; fail: end the run
 #                          # (exit 14); allow: record only
 # timeout = "30m"          # an unanswered ask rejects after this long
+
+# The agent runs confined to the workspace (Linux, Landlock): it cannot
+# read ~/.ssh, ~/.aws or your other repositories, nor write outside.
+# [sandbox]
+# mode = "workspace"       # or "off"
+# read = ["~/go/pkg/mod"]  # more it may read: toolchains, module caches
+# write = ["~/.cache/go-build"]   # more it may write
+# network = "open"         # "model": TCP only to the model endpoints' ports and 443
+# required = false         # true: refuse to run an agent that cannot be confined
 
 # [agents.claude]
 # binary = "claude"

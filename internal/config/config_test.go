@@ -41,6 +41,10 @@ func TestLoadErrors(t *testing.T) {
 		{"gate without run", "[[gates]]\nname = \"t\"\n", `gate "t" has no run`},
 		{"empty agent list", "agent = []\n", "the list of agents is empty"},
 		{"agent list of numbers", "agent = [1]\n", "want a list of agent names"},
+		{"sandbox mode", "[sandbox]\nmode = \"strict\"\n", `[sandbox] mode = "strict" (want workspace or off)`},
+		{"sandbox network", "[sandbox]\nnetwork = \"none\"\n", `[sandbox] network = "none" (want open or model)`},
+		{"sandbox relative path", "[sandbox]\nwrite = [\"cache\"]\n", `[sandbox] write = "cache": give an absolute path or one in ~/`},
+		{"sandbox required but off", "[sandbox]\nmode = \"off\"\nrequired = true\n", "required = true contradicts mode"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,6 +216,25 @@ func TestCheckBounds(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s = %v: %q, want %q", tc.b.Name, tc.b.Value, got, tc.want)
 		}
+	}
+}
+
+func TestSandboxSettings(t *testing.T) {
+	cfg, err := Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sandbox.Mode != "workspace" || cfg.Sandbox.Network != "open" || cfg.Sandbox.Required {
+		t.Errorf("default sandbox = %+v, want workspace, open, not required", cfg.Sandbox)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte("[sandbox]\nread = [\"~/go/pkg/mod\", \"/opt/sdk\"]\nwrite = [\"~/.cache/go-build\"]\nnetwork = \"model\"\nrequired = true\n"), 0o644)
+	if cfg, err = Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Sandbox
+	if s.Mode != "workspace" || s.Network != "model" || !s.Required || len(s.Read) != 2 || s.Write[0] != "~/.cache/go-build" {
+		t.Errorf("sandbox = %+v", s)
 	}
 }
 

@@ -80,6 +80,7 @@ var doctorChecks = []doctorCheck{
 	{"store", checkStore},
 	{"notify", checkNotify},
 	{"browser", checkBrowser},
+	{"sandbox", checkSandbox},
 }
 
 // Run runs every check and prints the findings to g.Stdout, as JSON with

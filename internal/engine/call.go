@@ -39,7 +39,7 @@ func (e *Engine) callAgent(ctx context.Context, r *run, phase, system, user stri
 		Clock:       agentcall.NowClock(e.now),
 	}
 	chain := e.chain(r)
-	res, err := c.Call(ctx, chain, agent.Request{Dir: e.ws.Root, System: system, Prompt: user, Iteration: r.iteration})
+	res, err := c.Call(ctx, chain, agent.Request{Dir: e.ws.Root, System: system, Prompt: user, Iteration: r.iteration, Sandbox: e.opt.Sandbox})
 	r.fallback = chain.Current
 	if err != nil {
 		return nil, err

@@ -24,8 +24,10 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
@@ -51,6 +53,19 @@ type Limits struct {
 	// Backoff is the first wait after a rate limit with no reset time
 	// (default 30s); each further one doubles.
 	Backoff time.Duration
+}
+
+// LimitsFrom returns the limits ralph.toml's [limits] sets.
+func LimitsFrom(l config.Limits) Limits {
+	return Limits{
+		MaxIterations:    l.MaxIterations,
+		MaxDuration:      l.MaxDuration.Duration,
+		MaxCost:          l.MaxCost,
+		IterationTimeout: l.IterationTimeout.Duration,
+		IdleTimeout:      l.IdleTimeout.Duration,
+		GateFailures:     l.GateFailures,
+		MaxWait:          l.MaxWait.Duration,
+	}
 }
 
 // Options configure an Engine.
@@ -98,6 +113,8 @@ type Options struct {
 	Request string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Sandbox confines the agent's process; nil runs it unconfined.
+	Sandbox *sandbox.Settings
 	// YieldAfter, when above zero, makes Run and Resume return after this
 	// many iterations of theirs that did not end the task, with Reason
 	// Yielded: the task stays open and the next Resume goes on with the

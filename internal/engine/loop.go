@@ -364,7 +364,12 @@ func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 	if ev.IsError {
 		text = "error: " + text
 	}
-	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data}); err != nil {
+	source := store.SourceAgent
+	if ev.Kind == agent.KindSandbox {
+		// The harness saw the refusal in what a tool reported.
+		source = store.SourceHarness
+	}
+	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: source, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data}); err != nil {
 		e.log.Error("record event", "err", err)
 	}
 	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})

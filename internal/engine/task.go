@@ -350,6 +350,7 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	}
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md %s): %s", r.number, r.route, opt, firstLine(message))})
 	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md %s", r.number, r.route, opt), "")
+	e.recordSandbox(r)
 	if startNote != "" {
 		e.harnessEvent(r, "snapshot", startNote, "")
 	}

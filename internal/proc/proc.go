@@ -99,6 +99,12 @@ type Spec struct {
 	// it (setsid) but still carry its token, and reports them in
 	// Result.Ended: for a gate, which must leave nothing running.
 	EndEscaped bool
+	// Ruleset is a Landlock ruleset (internal/sandbox) the supervisor
+	// enforces on itself right before it starts the program, so it holds
+	// for the program and all it starts. Nil runs it unconfined. A
+	// confined program never runs without a supervisor. The caller
+	// closes it after Run.
+	Ruleset *os.File
 }
 
 // Result is how a subprocess ended.
@@ -227,6 +233,7 @@ var nestedAgentVars = []string{
 	// A ralph run by an agent marks its own groups.
 	tokenEnv,
 	supervisorEnv,
+	sandboxEnv,
 }
 
 // Environ returns the parent's environment without the nested-agent
@@ -304,8 +311,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	cmd := setup(command(path, s.Argv, env))
 
 	start := time.Now()
-	err = cmd.Start()
-	if err != nil && cmd.Path != path {
+	if s.Ruleset != nil && cmd.Path == path {
+		err = errNoSupervisor
+	} else {
+		handOver(cmd, s)
+		err = cmd.Start()
+	}
+	if err != nil && cmd.Path != path && s.Ruleset == nil {
 		// The supervisor could not start (no /proc?): run the program
 		// directly, still in its own group.
 		cmd = setup(directCommand(path, s.Argv, env))

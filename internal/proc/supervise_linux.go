@@ -84,6 +84,10 @@ func supervise(parent int, path string, argv []string) int {
 		return 1
 	}
 	_ = os.Unsetenv(supervisorEnv)
+	if err := confineThread(); err != nil {
+		os.Stderr.WriteString(supervisorArg0 + ": " + err.Error() + "\n")
+		return 126
+	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ()}
 	if err := cmd.Start(); err != nil {
 		os.Stderr.WriteString(argv[0] + ": " + err.Error() + "\n")

@@ -157,17 +157,19 @@ type overviewData struct {
 	Elapsed    string
 	ToolCalls  int
 	// Tampers counts the agent's changes the harness undid or held.
-	Tampers    int
-	Iterations []store.Iteration
-	Bars       []bar
-	ByCost     bool
-	Steps      []store.StepRecord
-	Gates      []store.GateResult
-	Previous   []store.Task
-	Tasks      int
-	CostUSD    float64
-	Tokens     int64
-	Recent     []eventRow
+	Tampers int
+	// SandboxDenials counts the accesses the sandbox refused the agent.
+	SandboxDenials int
+	Iterations     []store.Iteration
+	Bars           []bar
+	ByCost         bool
+	Steps          []store.StepRecord
+	Gates          []store.GateResult
+	Previous       []store.Task
+	Tasks          int
+	CostUSD        float64
+	Tokens         int64
+	Recent         []eventRow
 	// Change is the task's change to the tree; HasChange is false when
 	// it has no task-N-pre snapshot to measure it from.
 	Change    taskChange
@@ -209,6 +211,9 @@ func (s *Server) overview(ctx context.Context) (overviewData, error) {
 		d.ToolCalls += it.ToolCalls
 	}
 	d.Bars, d.ByCost = chart(d.Iterations)
+	if d.SandboxDenials, err = st.CountEvents(ctx, t.ID, store.KindSandbox); err != nil {
+		return d, err
+	}
 	if d.Tampers, err = st.CountEvents(ctx, t.ID, store.KindTamper); err != nil {
 		return d, err
 	}

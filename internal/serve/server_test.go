@@ -900,6 +900,26 @@ func TestOverviewCountsTampers(t *testing.T) {
 	}
 }
 
+// The overview counts the accesses the sandbox refused the agent, and
+// links to them; a task without any shows no such line.
+func TestOverviewCountsSandboxDenials(t *testing.T) {
+	f := newFixture(t, fixtureOpt{})
+	if _, body, _ := f.do("GET", "/", ""); strings.Contains(body, "<dt>Sandbox</dt>") {
+		t.Error("an overview without sandbox events shows the Sandbox line")
+	}
+	for _, path := range []string{"/home/u/.ssh/id_ed25519", "/home/u/.bashrc", "/etc/x"} {
+		f.event(store.Event{Source: store.SourceHarness, Kind: store.KindSandbox, Tool: "Bash", Text: "the sandbox refused access to " + path, Data: `{"path":"` + path + `"}`})
+	}
+	_, body, _ := f.do("GET", "/", "")
+	if !strings.Contains(body, `<dt>Sandbox</dt><dd><a href="/events?kind=sandbox"`) || !strings.Contains(body, ">3</a>") {
+		t.Errorf("overview does not count 3 sandbox events:\n%s", body)
+	}
+	_, page, _ := f.do("GET", "/events?kind=sandbox", "")
+	if !strings.Contains(page, "the sandbox refused access to /home/u/.ssh/id_ed25519") {
+		t.Error("the events page does not list the sandbox events")
+	}
+}
+
 // A request's details — the diff of a protected file — show under its
 // first line as they are, lines kept, not folded into the headline.
 func TestPendingRequestShowsItsDetails(t *testing.T) {

@@ -36,7 +36,7 @@ func (p *Pipeline) call(ctx context.Context, r *specRun, ag agent.Agent, role Ro
 		Sink:        &callSink{p: p, r: r, role: role, path: filepath.Join(r.logs, logName), title: fmt.Sprintf("%s %s, attempt %d", role, r.s.Rel, attempt)},
 		Clock:       agentcall.NowClock(p.opt.Now),
 	}
-	req := agent.Request{Dir: p.opt.Layout.Root, System: system, Prompt: prompt, Iteration: attempt}
+	req := agent.Request{Dir: p.opt.Layout.Root, System: system, Prompt: prompt, Iteration: attempt, Sandbox: p.opt.Sandbox}
 	res, err := c.Call(ctx, &agentcall.Chain{Agents: []agent.Agent{ag}}, req)
 	if err != nil {
 		return agent.Result{}, err

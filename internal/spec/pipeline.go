@@ -16,6 +16,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agentcall"
 	"github.com/ralph-harness/ralph/internal/gate"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/store"
 )
@@ -76,6 +77,8 @@ type Options struct {
 	Backoff time.Duration
 	// AgentTimeout and IdleTimeout bound one agent call; zero means none.
 	AgentTimeout, IdleTimeout time.Duration
+	// Sandbox confines the agents' processes; nil runs them unconfined.
+	Sandbox *sandbox.Settings
 	// Deadline is when the whole run's time is up: an agent call or a
 	// wait for a rate limit to lift that reaches it ends the run with an
 	// error that wraps ErrTimeUp. Zero means no limit.

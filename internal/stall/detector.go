@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ralph-harness/ralph/internal/config"
 )
 
 // Kind names the detector behind a verdict.
@@ -46,6 +48,11 @@ type Config struct {
 	RepeatThreshold        int
 	NoProgressThreshold    int
 	RepeatedErrorThreshold int
+}
+
+// ConfigFrom returns the thresholds ralph.toml's [stall] sets.
+func ConfigFrom(s config.Stall) Config {
+	return Config{RepeatThreshold: s.Repeat, NoProgressThreshold: s.NoProgress, RepeatedErrorThreshold: s.RepeatedErrors}
 }
 
 // defaultThreshold is the number of iterations every detector needs unless

@@ -35,8 +35,11 @@ type Report struct {
 	ToolCalls  int                  `json:"tool_calls"`
 	// Tampers counts the agent's changes to what is not its own that the
 	// harness undid or held (ralph log shows each).
-	Tampers int    `json:"tampers"`
-	Totals  Totals `json:"all_tasks"`
+	Tampers int `json:"tampers"`
+	// SandboxDenials counts the accesses the sandbox refused the agent,
+	// as its tools reported them (ralph log shows each).
+	SandboxDenials int    `json:"sandbox_denials"`
+	Totals         Totals `json:"all_tasks"`
 	// Plan is the check of .ralph/plan.tsx as it is now; nil without one.
 	Plan *PlanStatus `json:"plan,omitempty"`
 	// Worktree and Branch are where a ralph run --worktree task runs; its
@@ -130,6 +133,9 @@ func Build(ctx context.Context, ws *workspace.Workspace, st *store.Store, worktr
 	if rep.Tampers, err = st.CountEvents(ctx, t.ID, store.KindTamper); err != nil {
 		return rep, err
 	}
+	if rep.SandboxDenials, err = st.CountEvents(ctx, t.ID, store.KindSandbox); err != nil {
+		return rep, err
+	}
 	if rep.Steps, err = st.Steps(ctx, t.ID); err != nil {
 		return rep, err
 	}
@@ -221,6 +227,9 @@ func Print(w io.Writer, r Report) {
 	}
 	if r.Tampers > 0 {
 		fmt.Fprintf(w, "  tampered:   %d (the agent changed what is not its own; the harness undid or held it — ralph log)\n", r.Tampers)
+	}
+	if r.SandboxDenials > 0 {
+		fmt.Fprintf(w, "  sandbox:    %d (accesses outside the workspace the sandbox refused the agent — ralph log)\n", r.SandboxDenials)
 	}
 	for i, sr := range r.Steps {
 		label := "            "

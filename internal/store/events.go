@@ -36,6 +36,11 @@ const (
 // ({"what": "file", ...}).
 const KindTamper = "tamper"
 
+// KindSandbox is the kind of the harness's events about an access the
+// sandbox refused the agent, as a tool reported it. Data is
+// {"path": ...}.
+const KindSandbox = "sandbox"
+
 // AddEvent appends an event to the stream, with the secrets of this
 // process's environment and the well-known key shapes scrubbed from it.
 func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {

@@ -46,7 +46,8 @@ const InstallHint = "npm install -g @sourcegraph/amp"
 const Caveat = "amp needs Amp's own service (an ampcode.com account, online) and is untested offline"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".config/amp", ".local/share/amp", ".cache/amp"}}
 
 // Agent is the Amp backend.
 type Agent struct{ cliagent.Base }

@@ -262,7 +262,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		return res, fmt.Errorf("api agent: %w", err)
 	}
 	cfg := a.c.cfg
-	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout, unset: secretVars(cfg, os.Environ()), stylesheet: cfg.Stylesheet, log: a.c.log}
+	tools := &toolbox{ws: ws, runTimeout: cfg.RunTimeout, unset: secretVars(cfg, os.Environ()), stylesheet: cfg.Stylesheet, log: a.c.log, sandbox: req.Sandbox}
 	tr := turnRequest{
 		System:    req.System,
 		Messages:  []message{{Role: roleUser, Text: req.Prompt}},

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
 // Tool limits. They keep one tool result small enough for the context
@@ -162,6 +164,9 @@ type toolbox struct {
 	stylesheet string
 	// log is handed to the snapshot store.
 	log *slog.Logger
+	// sandbox confines the run tool's commands; nil leaves them
+	// unconfined.
+	sandbox *sandbox.Settings
 }
 
 // call runs the named tool with its JSON input. A returned error is a
@@ -597,8 +602,24 @@ func (t *toolbox) run(ctx context.Context, argv []string, dirRel string, timeout
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	program, _ := exec.LookPath(argv[0])
+	conf, err := sandbox.Prepare(t.sandbox, sandbox.Target{Dir: t.ws.root, Program: program})
+	if err != nil {
+		return "", fmt.Errorf("cannot run %s: %v", argv[0], err)
+	}
+	spec := proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, KillGrace: time.Second}
+	if conf != nil {
+		defer conf.Close()
+		rs, err := conf.Policy.Ruleset()
+		if err != nil {
+			return "", fmt.Errorf("cannot run %s: %v", argv[0], err)
+		}
+		defer rs.Close()
+		spec.Env, spec.Ruleset = conf.Env(), rs
+	}
 	var out capped
-	res, err := proc.Run(rctx, proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, OnLine: out.line, OnStderrLine: out.line, KillGrace: time.Second})
+	spec.OnLine, spec.OnStderrLine = out.line, out.line
+	res, err := proc.Run(rctx, spec)
 	text := out.String()
 	switch {
 	case ctx.Err() != nil:

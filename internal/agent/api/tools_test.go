@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
 func newToolbox(t *testing.T) (*toolbox, string) {
@@ -245,6 +246,28 @@ func TestRun(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "1\n2\n") || !strings.Contains(out, "output truncated") ||
 		!strings.HasSuffix(out, "100000\nexit status 0") || len(out) > maxRunOutput+200 {
 		t.Errorf("truncation: %d bytes, %v", len(out), err)
+	}
+}
+
+// Confined by the sandbox, the run tool's commands write the workspace
+// but cannot read or write outside it.
+func TestRunConfined(t *testing.T) {
+	if !sandbox.Probe().Available() {
+		t.Skip("no Landlock here")
+	}
+	tb, dir := newToolbox(t)
+	tb.sandbox = &sandbox.Settings{Mode: sandbox.ModeWorkspace}
+	outside := t.TempDir()
+	write(t, outside, "secret", "s3cret")
+	out, err := call(t, tb, "run", map[string]any{"argv": []string{"sh", "-c", `echo in > inside; cat "$0/secret"; echo x > "$0/escaped"`, outside}})
+	if strings.Contains(out, "s3cret") || err == nil || !strings.Contains(err.Error(), "Permission denied") {
+		t.Errorf("run = %q, %v; want the read refused", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Error("the command wrote outside the workspace")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "inside")); err != nil || string(b) != "in\n" {
+		t.Errorf("write inside = %q, %v", b, err)
 	}
 }
 

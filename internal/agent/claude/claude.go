@@ -58,7 +58,8 @@ var DefaultAllowedTools = []string{
 }
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".claude"}, StateFiles: []string{".claude.json", ".claude.json.backup"}}
 
 // Agent is the Claude Code backend.
 type Agent struct{ cliagent.Base }

@@ -3,11 +3,17 @@ package claude
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -46,6 +52,45 @@ func TestRealClaudeWritesFile(t *testing.T) {
 	}
 	if len(ev.Of(agent.KindUsage)) != 1 {
 		t.Errorf("usage events = %d, want 1", len(ev.Of(agent.KindUsage)))
+	}
+}
+
+// Confined, the real Claude Code's Bash tool is refused the private key in
+// $HOME/.ssh: the tool result says Permission denied, a sandbox event
+// names the key, and the session goes on.
+func TestRealClaudeShellDeniedSSH(t *testing.T) {
+	clitest.DeniedKey(t, clitest.WriteFile[*testutil.AnthropicServer]{
+		NewAgent:  newAgent,
+		NewServer: testutil.NewAnthropic,
+		Config: func(t *testing.T, srv *testutil.AnthropicServer, record string) agent.Config {
+			return realConfig(t, srv, record)
+		},
+		ShellTool: "Bash",
+	})
+}
+
+// With [sandbox] network = "model" the real Claude Code still reaches its
+// model endpoint (the port of ANTHROPIC_BASE_URL), and its Bash tool may
+// not connect to another port.
+func TestRealClaudeNetworkModel(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "reached") }))
+	defer other.Close()
+	port := strconv.Itoa(other.Listener.Addr().(*net.TCPAddr).Port)
+	srv := testutil.NewAnthropic(t,
+		testutil.Calls("", testutil.Shell("sh", "-c", "curl -sS --max-time 5 http://127.0.0.1:"+port+"/ || echo refused")),
+		testutil.Text(clitest.Final))
+	s := clitest.Sandbox(t)
+	s.Network = sandbox.NetworkModel
+	res, ev, err := clitest.RunReal(t, newAgent, realConfig(t, srv, ""), agent.Request{Dir: testutil.GitRepo(t), Prompt: "connect", Sandbox: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Final != clitest.Final {
+		t.Errorf("final = %q, want the model's answer", res.Final)
+	}
+	results := ev.Of(agent.KindToolResult)
+	if len(results) != 1 || !strings.Contains(results[0].Text, "refused") || strings.Contains(results[0].Text, "reached") {
+		t.Errorf("tool results = %+v, want the connection to port %s refused", results, port)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
 // Parser turns one backend's standard output into events. A Parser is
@@ -62,6 +63,18 @@ type Spec struct {
 	KillGrace   time.Duration
 	// InstallHint says how to install the program when it is missing.
 	InstallHint string
+	// Sandbox confines the program; nil runs it unconfined.
+	Sandbox *sandbox.Settings
+	// StateDirs and StateFiles are the backend's own state in $HOME,
+	// which a confined program may write.
+	StateDirs, StateFiles []string
+	// StateVars name variables that, set in Env or ralph's environment,
+	// name a state directory of the backend elsewhere (CODEX_HOME).
+	StateVars []string
+	// Read and Write are further files and directories a confined
+	// program may read, or write: the system prompt file or scratch
+	// directory a backend made for it.
+	Read, Write []string
 }
 
 // lookup returns the path of the program, or an error wrapping
@@ -90,19 +103,31 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 	if len(s.Argv) == 0 {
 		return agent.Result{}, fmt.Errorf("%s: empty command", s.Name)
 	}
-	if _, err := lookup(s.Argv[0], s.InstallHint); err != nil {
+	path, err := lookup(s.Argv[0], s.InstallHint)
+	if err != nil {
 		return agent.Result{}, err
 	}
+	conf, err := Confine(s.Sandbox, sandbox.Target{
+		Dir: s.Dir, Program: path, StateDirs: s.StateDirs, StateFiles: s.StateFiles,
+		Home: LookupEnv(s.Env, "HOME"), PATH: LookupEnv(s.Env, "PATH"),
+		Ports: sandbox.PortsIn(append(os.Environ(), s.Env...)),
+	}, s.Read, append(stateVarDirs(s.Env, s.StateVars), s.Write...))
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer conf.Close()
+	emit = conf.Watch(s.Dir, emit)
 	var stdin io.Reader = strings.NewReader(s.Stdin)
-	logger.Debug("start agent", "argv0", s.Argv[0], "args", len(s.Argv)-1, "dir", s.Dir)
+	logger.Debug("start agent", "argv0", s.Argv[0], "args", len(s.Argv)-1, "dir", s.Dir, "sandbox", conf != nil)
 	res, err := proc.Run(ctx, proc.Spec{
 		Argv:        s.Argv,
 		Dir:         s.Dir,
-		Env:         s.Env,
+		Env:         append(append([]string(nil), s.Env...), conf.Env()...),
 		Stdin:       stdin,
 		OnLine:      func(line string) { p.Line(line, emit) },
 		IdleTimeout: s.IdleTimeout,
 		KillGrace:   s.KillGrace,
+		Ruleset:     conf.Ruleset(),
 	})
 	out := p.Outcome()
 	logger.Debug("agent ended", "exit", res.ExitCode, "duration", res.Duration, "err", err, "failed", out.Failed)
@@ -141,6 +166,18 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 		return out.Result, fmt.Errorf("%s failed (exit status %d): %s", s.Name, res.ExitCode, msg)
 	}
 	return out.Result, nil
+}
+
+// stateVarDirs are the directories the variables vars name in env (or
+// ralph's environment).
+func stateVarDirs(env, vars []string) []string {
+	var dirs []string
+	for _, v := range vars {
+		if d := LookupEnv(env, v); d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 func lastLines(s string, n int) string {
@@ -264,6 +301,12 @@ type Backend struct {
 	DefaultBinary string
 	// InstallHint says how to install the program.
 	InstallHint string
+	// StateDirs and StateFiles are where the program keeps its own state
+	// in $HOME (".claude", ".claude.json"): the only places there a
+	// confined agent may write.
+	StateDirs, StateFiles []string
+	// StateVars name variables that move a state directory (CODEX_HOME).
+	StateVars []string
 }
 
 // Available reports whether the program cfg configures is installed.
@@ -304,6 +347,10 @@ func (b *Base) Spec(req agent.Request, argv []string) Spec {
 		IdleTimeout: req.IdleTimeout,
 		KillGrace:   b.Config.KillGrace,
 		InstallHint: b.Backend.InstallHint,
+		Sandbox:     req.Sandbox,
+		StateDirs:   b.Backend.StateDirs,
+		StateFiles:  b.Backend.StateFiles,
+		StateVars:   b.Backend.StateVars,
 	}
 }
 

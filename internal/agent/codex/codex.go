@@ -18,7 +18,12 @@
 //
 // Permissions: codex exec never asks for approval; commands run in the
 // workspace-write sandbox (Config.Sandbox overrides it; Config.PermissionMode,
-// when set, is passed as approval_policy). Config.MaxTurns is ignored: codex
+// when set, is passed as approval_policy). When ralph's own sandbox
+// confines the call (Request.Sandbox), Codex's is left out
+// (danger-full-access) unless Config.Sandbox names one: Codex builds its
+// sandbox with namespaces and mounts, which a Landlock domain refuses, so
+// every command and patch would fail; ralph's confinement holds for Codex
+// and all it runs instead. Config.MaxTurns is ignored: codex
 // has no turn limit.
 //
 // Cost: codex reports tokens only, so Usage.CostUSD is zero.
@@ -47,8 +52,13 @@ const InstallHint = "npm install -g @openai/codex"
 // DefaultSandbox is the sandbox mode used when Config.Sandbox is empty.
 const DefaultSandbox = "workspace-write"
 
+// ConfinedSandbox is the sandbox mode used when Config.Sandbox is empty and
+// ralph's own sandbox confines the call.
+const ConfinedSandbox = "danger-full-access"
+
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".codex"}, StateVars: []string{"CODEX_HOME"}}
 
 // Agent is the Codex backend.
 type Agent struct{ cliagent.Base }
@@ -66,7 +76,11 @@ func Available(cfg agent.Config) bool { return backend.Available(cfg) }
 // Args returns the command line for req, program first.
 func (a *Agent) Args(req agent.Request) []string {
 	sandbox := a.Config.Sandbox
-	if sandbox == "" {
+	switch {
+	case sandbox != "":
+	case req.Sandbox != nil && req.Sandbox.Mode != "off":
+		sandbox = ConfinedSandbox
+	default:
 		sandbox = DefaultSandbox
 	}
 	argv := []string{a.Program(), "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox}

@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/agent/cliagent/clitest"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -22,6 +23,28 @@ func TestArgs(t *testing.T) {
 	want := `codex exec --json --skip-git-repo-check --sandbox workspace-write -C /w -m gpt-5.5 -c developer_instructions="be \"good\"\n" --x -`
 	if got != want {
 		t.Errorf("args =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Confined by ralph's sandbox, Codex runs without its own, which cannot
+// nest in a Landlock domain; a sandbox the configuration names is kept.
+func TestArgsSandbox(t *testing.T) {
+	confined := &sandbox.Settings{Mode: sandbox.ModeWorkspace}
+	tests := []struct {
+		cfg  string
+		req  *sandbox.Settings
+		want string
+	}{
+		{"", nil, "--sandbox workspace-write"},
+		{"", confined, "--sandbox danger-full-access"},
+		{"", &sandbox.Settings{Mode: sandbox.ModeOff}, "--sandbox workspace-write"},
+		{"read-only", confined, "--sandbox read-only"},
+	}
+	for _, tt := range tests {
+		got := strings.Join(New(agent.Config{Sandbox: tt.cfg}, nil).Args(agent.Request{Dir: "/w", Sandbox: tt.req}), " ")
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("config %q, request %+v: args = %s, want %s", tt.cfg, tt.req, got, tt.want)
+		}
 	}
 }
 

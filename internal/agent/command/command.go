@@ -15,9 +15,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/agent/cliagent"
 	"github.com/ralph-harness/ralph/internal/proc"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
 // Agent runs a command.
@@ -64,16 +67,35 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	var out strings.Builder
 	env := append([]string{"RALPH_SYSTEM_PROMPT_FILE=" + sysFile, "RALPH_ITERATION=" + strconv.Itoa(req.Iteration)}, a.env...)
+	program, _ := exec.LookPath(a.argv[0])
+	conf, err := cliagent.Confine(req.Sandbox, sandbox.Target{
+		Dir: req.Dir, Program: program,
+		Home: cliagent.LookupEnv(env, "HOME"), PATH: cliagent.LookupEnv(env, "PATH"),
+		Ports: sandbox.PortsIn(append(os.Environ(), env...)),
+	}, []string{sysFile}, nil)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("command agent: %w", err)
+	}
+	defer conf.Close()
+	// The command's output is its tools' output: every line, standard
+	// error's too, is watched for refused accesses. Both streams are
+	// read at once, and emit takes one event at a time.
+	var mu sync.Mutex
+	emit = conf.Watch(req.Dir, locked(&mu, emit), true)
 	res, err := proc.Run(ctx, proc.Spec{
 		Argv:        a.argv,
 		Dir:         req.Dir,
-		Env:         env,
+		Env:         append(env, conf.Env()...),
+		Ruleset:     conf.Ruleset(),
 		Stdin:       strings.NewReader(req.Prompt),
 		IdleTimeout: req.IdleTimeout,
 		OnLine: func(line string) {
 			out.WriteString(line)
 			out.WriteByte('\n')
 			emit(agent.Event{Kind: agent.KindText, Text: line})
+		},
+		OnStderrLine: func(line string) {
+			conf.Denied(req.Dir, agent.Event{Text: line}, emit)
 		},
 	})
 	if errors.Is(err, exec.ErrNotFound) {
@@ -95,6 +117,15 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		return agent.Result{Final: final}, err
 	}
 	return agent.Result{Final: final}, nil
+}
+
+// locked returns emit, called under mu.
+func locked(mu *sync.Mutex, emit func(agent.Event)) func(agent.Event) {
+	return func(e agent.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		emit(e)
+	}
 }
 
 func lastLine(s string) string {

@@ -56,7 +56,8 @@ const InstallHint = "npm install -g @github/copilot"
 const InstructionsVar = "COPILOT_CUSTOM_INSTRUCTIONS_DIRS"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".copilot", ".cache/copilot"}, StateVars: []string{"COPILOT_HOME"}}
 
 // Agent is the GitHub Copilot CLI backend.
 type Agent struct{ cliagent.Base }
@@ -119,6 +120,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	usageFile := filepath.Join(tmp, "usage.json")
 	s := a.Spec(req, a.Args(req, usageFile))
 	s.Env = env
+	s.Write = []string{tmp}
 	res, err := cliagent.Run(ctx, a.Logger, s, NewParser(), emit)
 	if b, rerr := os.ReadFile(usageFile); rerr == nil {
 		if u, ok := ParseUsage(b); ok {

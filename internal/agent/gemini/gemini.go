@@ -48,7 +48,8 @@ const InstallHint = "npm install -g @google/gemini-cli"
 const DefaultApprovalMode = "yolo"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".gemini"}}
 
 // Agent is the Gemini CLI backend.
 type Agent struct{ cliagent.Base }
@@ -85,6 +86,9 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	defer remove()
 	s := a.Spec(req, a.Args(req))
+	if system != "" {
+		s.Read = []string{system}
+	}
 	if system != "" {
 		s.Env = append(append([]string(nil), s.Env...), "GEMINI_SYSTEM_MD="+system)
 	}

@@ -53,7 +53,8 @@ const DefaultBinary = "opencode"
 const InstallHint = "npm install -g opencode-ai"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".config/opencode", ".local/share/opencode", ".local/state/opencode", ".cache/opencode"}}
 
 // Agent is the opencode backend.
 type Agent struct{ cliagent.Base }
@@ -171,6 +172,9 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	defer remove()
 	s := a.Spec(req, a.Args(req))
+	if system != "" {
+		s.Read = []string{system}
+	}
 	if s.Env, err = a.env(system); err != nil {
 		return agent.Result{}, fmt.Errorf("opencode: %w", err)
 	}

@@ -44,7 +44,8 @@ const InstallHint = "npm install -g @qwen-code/qwen-code"
 const DefaultApprovalMode = "yolo"
 
 // backend tells cliagent how the program is named, found and installed.
-var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint}
+var backend = cliagent.Backend{Name: Name, DefaultBinary: DefaultBinary, InstallHint: InstallHint,
+	StateDirs: []string{".qwen"}}
 
 // Agent is the Qwen Code backend.
 type Agent struct{ cliagent.Base }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -22,7 +23,8 @@ type Server interface {
 
 // RunReal runs the backend newAgent builds from cfg on req, with two
 // minutes to finish and, unless req sets one, a minute's idle timeout,
-// and collects what it emitted.
+// confined by the sandbox as ralph runs it (Sandbox) unless req sets
+// another, and collects what it emitted.
 func RunReal(t *testing.T, newAgent func(agent.Config) agent.Agent, cfg agent.Config, req agent.Request) (agent.Result, *Events, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -30,6 +32,9 @@ func RunReal(t *testing.T, newAgent func(agent.Config) agent.Agent, cfg agent.Co
 	var ev Events
 	if req.IdleTimeout == 0 {
 		req.IdleTimeout = time.Minute
+	}
+	if req.Sandbox == nil {
+		req.Sandbox = Sandbox(t)
 	}
 	res, err := newAgent(cfg).Run(ctx, req, ev.Emit)
 	return res, &ev, err
@@ -171,4 +176,73 @@ func ReadFile(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Sandbox returns the sandbox ralph confines agents with by default. It
+// fails the test when Landlock is missing and CI is set, skips it
+// otherwise: an end-to-end test of a real CLI runs confined or not at all.
+func Sandbox(t testing.TB) *sandbox.Settings {
+	t.Helper()
+	if st := sandbox.Probe(); !st.Available() {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the sandbox cannot run here: %s", st.Reason)
+		}
+		t.Skipf("the sandbox cannot run here: %s", st.Reason)
+	}
+	return &sandbox.Settings{Mode: sandbox.ModeWorkspace, Network: sandbox.NetworkOpen}
+}
+
+// DeniedKey runs the real CLI, confined, in a fresh git repository on a
+// scripted session whose shell tool reads the private key in the agent's
+// $HOME/.ssh. It checks that the read fails with "Permission denied" as
+// the tool's result, that the key's content reaches no event, that a
+// sandbox event names the key, and that the run goes on to its final
+// message.
+func DeniedKey[S Server](t *testing.T, c WriteFile[S]) {
+	t.Helper()
+	const secret = "NOT-A-REAL-KEY-b6f1"
+	srv := c.NewServer(t,
+		testutil.Calls("I will read the key.", testutil.Shell("sh", "-c", `cat "$HOME/.ssh/id_ed25519"; sleep 0.3`)),
+		testutil.Text(Final),
+	)
+	cfg := c.Config(t, srv, "")
+	home := cliagentHome(cfg)
+	key := filepath.Join(home, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, ev, err := RunReal(t, c.NewAgent, cfg, agent.Request{Dir: testutil.GitRepo(t), Prompt: "read the key"})
+	if err != nil {
+		t.Fatalf("%v\nrequests: %d", err, len(srv.Requests()))
+	}
+	for _, e := range ev.all {
+		if strings.Contains(e.Text, secret) || strings.Contains(string(e.Input), secret) {
+			t.Errorf("the key reached an event: %+v", e)
+		}
+	}
+	results := ev.Of(agent.KindToolResult)
+	if len(results) != 1 || results[0].Tool != c.ShellTool || !strings.Contains(results[0].Text, "Permission denied") {
+		t.Errorf("tool results = %+v, want the shell's Permission denied", results)
+	}
+	denied := ev.Of(agent.KindSandbox)
+	if len(denied) != 1 || !strings.Contains(denied[0].Text, key) {
+		t.Errorf("sandbox events = %+v, want one naming %s", denied, key)
+	}
+	if res.Final != Final {
+		t.Errorf("final = %q", res.Final)
+	}
+}
+
+// cliagentHome is the $HOME cfg gives the agent.
+func cliagentHome(cfg agent.Config) string {
+	for i := len(cfg.Env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(cfg.Env[i], "HOME="); ok {
+			return v
+		}
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }

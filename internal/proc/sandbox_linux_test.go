@@ -1,0 +1,157 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/sandbox"
+)
+
+// A confined program and everything it starts may write its workspace
+// only: a read of a file outside it and a write outside it fail with
+// EACCES, the write inside succeeds; neither the ruleset's descriptor nor
+// its variable reaches the program, and ralph (the test binary) stays
+// unconfined.
+func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
+	if !sandbox.Probe().Available() {
+		t.Skip("no Landlock here")
+	}
+	ws, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	os.WriteFile(secret, []byte("s3cret"), 0o600)
+	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{ws}, Devices: []string{"/dev"}}
+	var out []string
+	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_FD; [ -e /proc/$$/fd/3 ] && echo leaked-fd; true`
+	res, err := Run(context.Background(), Spec{
+		Argv: []string{"sh", "-c", script, "sh", secret, outside}, Dir: ws,
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(out, "\n"), "s3cret") || !strings.Contains(res.Stderr, secret+": Permission denied") {
+		t.Errorf("the secret was read: out %q, stderr %q", out, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Errorf("the program wrote outside its workspace")
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "inside")); err != nil || string(b) != "in\n" {
+		t.Errorf("the child's write inside = %q, %v", b, err)
+	}
+	if len(out) == 0 || out[len(out)-1] != "0" {
+		t.Errorf("RALPH_SANDBOX_FD or the ruleset reached the program: %q", out)
+	}
+	if _, err := os.ReadFile(secret); err != nil {
+		t.Errorf("ralph itself was confined: %v", err)
+	}
+}
+
+// A ruleset the supervisor cannot enforce (here a file that is none)
+// fails the program's start, with the reason on standard error; it never
+// runs unconfined.
+func TestRunSandboxUnappliedNeverRunsUnconfined(t *testing.T) {
+	ws := t.TempDir()
+	notRuleset, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notRuleset.Close()
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Ruleset: notRuleset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 126 || !strings.Contains(res.Stderr, "sandbox: landlock_restrict_self") {
+		t.Errorf("exit %d, stderr %q", res.ExitCode, res.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Errorf("the program ran")
+	}
+}
+
+// Without a supervisor (RunSupervisor not called, or no /proc) a confined
+// program is refused rather than started directly.
+func TestRunSandboxNeedsSupervisor(t *testing.T) {
+	canSupervise.Store(false)
+	defer canSupervise.Store(true)
+	_, err := Run(context.Background(), Spec{Argv: []string{"true"}, Ruleset: os.Stdin})
+	if !errors.Is(err, errNoSupervisor) {
+		t.Errorf("err = %v, want errNoSupervisor", err)
+	}
+}
+
+// With network "model" a confined program may connect over TCP only to
+// the ports the policy names, and may not listen on any.
+func TestRunSandboxNetworkModelPorts(t *testing.T) {
+	if st := sandbox.Probe(); !st.Available() || st.ABI < 4 {
+		t.Skip("no Landlock ABI 4 here")
+	}
+	// The system's python3: one under $HOME (pyenv) is out of reach.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("no /usr/bin/python3 to make connections")
+	}
+	allowed, other := listen(t), listen(t)
+	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{t.TempDir()}, Devices: []string{"/dev"}, Ports: []uint16{443, port(allowed)}}
+	script := `
+import socket, sys
+def connect(p):
+    try:
+        socket.create_connection(("127.0.0.1", p), timeout=5).close(); return "ok"
+    except OSError as e:
+        return e.__class__.__name__
+def bind():
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); return "ok"
+    except OSError as e:
+        return e.__class__.__name__
+print(connect(int(sys.argv[1])), connect(int(sys.argv[2])), bind())
+`
+	var out []string
+	res, err := Run(context.Background(), Spec{
+		Argv:   []string{python, "-c", script, strconv.Itoa(int(port(allowed))), strconv.Itoa(int(port(other)))},
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(out, "\n"); got != "ok PermissionError PermissionError" {
+		t.Errorf("connect allowed, connect other, listen = %q; want ok PermissionError PermissionError\nstderr: %s", got, res.Stderr)
+	}
+}
+
+func listen(t *testing.T) net.Listener {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l
+}
+
+func port(l net.Listener) uint16 { return uint16(l.Addr().(*net.TCPAddr).Port) }
+
+// ruleset makes p's ruleset, closed when the test ends.
+func ruleset(t *testing.T, p sandbox.Policy) *os.File {
+	t.Helper()
+	f, err := p.Ruleset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

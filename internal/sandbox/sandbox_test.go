@@ -1,0 +1,156 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDecide(t *testing.T) {
+	ok := Status{ABI: 7}
+	none := Status{Reason: "this kernel has no Landlock"}
+	tests := []struct {
+		name    string
+		s       Settings
+		st      Status
+		confine bool
+		note    string
+		err     string
+	}{
+		{"confined", Settings{Mode: ModeWorkspace}, ok, true, "", ""},
+		{"off", Settings{Mode: ModeOff}, ok, false, `sandbox: the agent is not confined: [sandbox] mode = "off"`, ""},
+		{"no landlock", Settings{Mode: ModeWorkspace}, none, false, "sandbox: the agent is not confined: this kernel has no Landlock", ""},
+		{"no landlock, required", Settings{Mode: ModeWorkspace, Required: true}, none, false, "", "cannot be confined (this kernel has no Landlock) and [sandbox] required = true"},
+		{"network model on ABI 3", Settings{Mode: ModeWorkspace, Network: NetworkModel}, Status{ABI: 3}, false, `sandbox: the agent is not confined: [sandbox] network = "model" needs Landlock ABI 4, this kernel has 3`, ""},
+		{"network model on ABI 4", Settings{Mode: ModeWorkspace, Network: NetworkModel}, Status{ABI: 4}, true, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			confine, note, err := Decide(tt.s, tt.st)
+			if confine != tt.confine || note != tt.note {
+				t.Errorf("Decide = %v, %q; want %v, %q", confine, note, tt.confine, tt.note)
+			}
+			if (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("err = %v, want %q", err, tt.err)
+			}
+		})
+	}
+}
+
+func TestProbeSimulatedKernelWithoutLandlock(t *testing.T) {
+	t.Setenv(NoLandlockEnv, "1")
+	if st := Probe(); st.Available() || st.ABI != 0 || !strings.Contains(st.Reason, "no Landlock") {
+		t.Errorf("Probe = %+v, want unavailable", st)
+	}
+}
+
+func TestRulesetWithoutLandlock(t *testing.T) {
+	t.Setenv(NoLandlockEnv, "1")
+	if f, err := (Policy{Write: []string{t.TempDir()}}).Ruleset(); err == nil || !strings.Contains(err.Error(), "no Landlock") {
+		t.Errorf("Ruleset = %v, %v; want an error saying there is no Landlock", f, err)
+	}
+}
+
+func TestDenials(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	home := filepath.Join(root, "home")
+	for _, d := range []string{ws, home, filepath.Join(ws, "sub")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.Symlink(home, filepath.Join(ws, "link"))
+	p := Policy{Write: []string{ws, "/tmp/ralph-agent-1"}, Read: []string{"/usr"}, Devices: []string{"/dev"}}
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"cat", "cat: " + home + "/.ssh/id_ed25519: Permission denied", []string{home + "/.ssh/id_ed25519"}},
+		{"sh create", "escape.sh: 2: cannot create " + home + "/.bashrc: Permission denied", []string{home + "/.bashrc"}},
+		{"touch quoted", "touch: cannot touch '/etc/x': Permission denied", []string{"/etc/x"}},
+		{"node", "Error: EACCES: permission denied, open '" + home + "/.aws/credentials'", []string{home + "/.aws/credentials"}},
+		{"through a link", "sh: 1: cannot create link/escaped: Permission denied", []string{ws + "/link/escaped"}},
+		{"in the workspace", "cat: sub/secret: Permission denied", nil},
+		{"in the temporary directory", "cannot open /tmp/ralph-agent-1/x: Permission denied", nil},
+		{"no mark", "wrote " + home + "/notes.txt", nil},
+		{"no path", "Permission denied", nil},
+		{"a url", "curl: https://example.com/x: Permission denied", nil},
+		{"twice", "a: /etc/x: Permission denied\nb: /etc/x: Permission denied", []string{"/etc/x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.Denials(tt.text, ws); !slices.Equal(got, tt.want) {
+				t.Errorf("Denials = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzDenials(f *testing.F) {
+	f.Add("cat: /home/u/.ssh/id: Permission denied", "/ws")
+	f.Add("sh: 1: cannot create link/x: Permission denied\nEACCES '/etc/x'", "/ws")
+	f.Add("Operation not permitted: ../../x/./y", "")
+	p := Policy{Write: []string{"/ws"}}
+	f.Fuzz(func(t *testing.T, text, dir string) {
+		for _, path := range p.Denials(text, dir) {
+			if !filepath.IsAbs(path) || filepath.Clean(path) != path {
+				t.Errorf("Denials gave %q", path)
+			}
+		}
+	})
+}
+
+func TestPortsIn(t *testing.T) {
+	got := PortsIn([]string{"ANTHROPIC_BASE_URL=http://127.0.0.1:41234", "OPENAI_BASE_URL=https://api.example.com/v1", "HOME=/home/u", "X=http://h:41234/again", "BAD=http://[::1"})
+	if want := []uint16{41234, 443}; !slices.Equal(got, want) {
+		t.Errorf("PortsIn = %v, want %v", got, want)
+	}
+}
+
+func TestPrepare(t *testing.T) {
+	if c, err := Prepare(nil, Target{Dir: t.TempDir()}); c != nil || err != nil {
+		t.Errorf("Prepare(nil) = %v, %v; want nothing", c, err)
+	}
+	if c, err := Prepare(&Settings{Mode: ModeOff}, Target{Dir: t.TempDir()}); c != nil || err != nil {
+		t.Errorf("Prepare(off) = %v, %v; want nothing", c, err)
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	// A worktree: .git names its git directory in the main repository.
+	main := t.TempDir()
+	gitdir := filepath.Join(main, ".git", "worktrees", "w")
+	os.MkdirAll(gitdir, 0o755)
+	os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644)
+	s := &Settings{Mode: ModeWorkspace, Read: []string{"~/go/pkg/mod"}, Write: []string{"/var/cache/x"}, Network: NetworkModel}
+	c, err := Prepare(s, Target{Dir: ws, Home: home, StateDirs: []string{".claude"}, StateFiles: []string{".claude.json"}, Ports: []uint16{8080, 443}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := c.Policy
+	for _, w := range []string{ws, gitdir, filepath.Join(main, ".git", "objects"), filepath.Join(main, ".git", "refs"), filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"), "/var/cache/x", c.TmpDir} {
+		if !slices.Contains(p.Write, w) {
+			t.Errorf("Write = %q, lacks %s", p.Write, w)
+		}
+	}
+	if slices.Contains(p.Write, filepath.Join(main, ".git")) || slices.Contains(p.Write, home) {
+		t.Errorf("Write = %q: the main repository's git directory and $HOME must not be writable", p.Write)
+	}
+	if !slices.Contains(p.Read, filepath.Join(home, "go/pkg/mod")) || !slices.Contains(p.Read, "/usr") || !slices.Contains(p.Read, filepath.Join(main, ".git")) || slices.Contains(p.Read, home) {
+		t.Errorf("Read = %q", p.Read)
+	}
+	if fi, err := os.Stat(filepath.Join(home, ".claude")); err != nil || !fi.IsDir() {
+		t.Errorf("state directory not made: %v", err)
+	}
+	if !slices.Equal(p.Ports, []uint16{443, 8080}) {
+		t.Errorf("Ports = %v", p.Ports)
+	}
+	if env := c.Env(); !slices.Contains(env, "TMPDIR="+c.TmpDir) {
+		t.Errorf("Env = %q", env)
+	}
+	c.Close()
+	if _, err := os.Stat(c.TmpDir); !os.IsNotExist(err) {
+		t.Errorf("Close left %s", c.TmpDir)
+	}
+}
