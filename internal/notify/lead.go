@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/filelock"
 )
 
 // ErrLeaderElsewhere means another process holds the notify lock: it
@@ -25,15 +26,15 @@ func TryLead(path string) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := filelock.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, filelock.ErrLocked) {
 			return nil, ErrLeaderElsewhere
 		}
 		return nil, err
 	}
 	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = filelock.Unlock(f)
 		f.Close()
 	}, nil
 }
