@@ -63,7 +63,7 @@ func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 // EventsAfter returns up to limit events with an id above after, oldest
 // first; taskID 0 means every task.
 func (s *Store) EventsAfter(ctx context.Context, taskID, after int64, limit int) ([]Event, error) {
-	q := `SELECT id, task_id, iteration, at, source, kind, tool, text, data FROM events WHERE id > ?`
+	q := `SELECT ` + eventColumns + ` FROM events WHERE id > ?`
 	args := []any{after}
 	if taskID != 0 {
 		q += ` AND task_id = ?`
@@ -71,6 +71,15 @@ func (s *Store) EventsAfter(ctx context.Context, taskID, after int64, limit int)
 	}
 	q += ` ORDER BY id LIMIT ?`
 	args = append(args, limit)
+	return s.queryEvents(ctx, q, args...)
+}
+
+// eventColumns are the columns queryEvents scans, in its order.
+const eventColumns = `id, task_id, iteration, at, source, kind, tool, text, data`
+
+// queryEvents runs q, which selects eventColumns from events, and scans
+// its rows.
+func (s *Store) queryEvents(ctx context.Context, q string, args ...any) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -138,23 +147,9 @@ func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
 		limit = 100
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT id, task_id, iteration, at, source, kind, tool, text, data FROM events WHERE `+
+	out, err := s.queryEvents(ctx, `SELECT `+eventColumns+` FROM events WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at sql.NullString
-		if err := rows.Scan(&e.ID, &e.TaskID, &e.Iteration, &at, &e.Source, &e.Kind, &e.Tool, &e.Text, &e.Data); err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
-		}
-		e.At = parseTime(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
 	return out, nil

@@ -204,29 +204,18 @@ func (s *Store) HarnessEventsAfter(ctx context.Context, after int64, kinds []str
 	if len(kinds) == 0 {
 		return nil, nil
 	}
-	q := `SELECT id, task_id, iteration, at, source, kind, tool, text, data FROM events
+	q := `SELECT ` + eventColumns + ` FROM events
 		WHERE id > ? AND source = ? AND kind IN (?` + repeatPlaceholders(len(kinds)-1) + `) ORDER BY id LIMIT ?`
 	args := []any{after, SourceHarness}
 	for _, k := range kinds {
 		args = append(args, k)
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := s.queryEvents(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list harness events: %w", err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at sql.NullString
-		if err := rows.Scan(&e.ID, &e.TaskID, &e.Iteration, &at, &e.Source, &e.Kind, &e.Tool, &e.Text, &e.Data); err != nil {
-			return nil, fmt.Errorf("list harness events: %w", err)
-		}
-		e.At = parseTime(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // LastEventID is the newest event's id, 0 when there is none.
