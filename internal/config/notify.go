@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -207,4 +208,33 @@ func (n Notify) validate() error {
 		}
 	}
 	return nil
+}
+
+// Default environment variables of the channels' secrets.
+const (
+	DefaultTelegramTokenEnv = "TELEGRAM_BOT_TOKEN"
+	DefaultWebhookSecretEnv = "RALPH_WEBHOOK_SECRET"
+	DefaultSlackTokenEnv    = "SLACK_BOT_TOKEN"
+	DefaultSlackAppTokenEnv = "SLACK_APP_TOKEN"
+)
+
+// SecretVars names the environment variables holding the secrets of the
+// channels n configures, defaults included: ralph reads them, and no
+// program it starts (an agent above all, which could post as the bot or
+// read its answers) inherits them.
+func (n Notify) SecretVars() []string {
+	var vars []string
+	if n.Telegram != nil {
+		vars = append(vars, cmp.Or(n.Telegram.TokenEnv, DefaultTelegramTokenEnv))
+	}
+	if n.Slack != nil {
+		vars = append(vars, cmp.Or(n.Slack.TokenEnv, DefaultSlackTokenEnv), cmp.Or(n.Slack.AppTokenEnv, DefaultSlackAppTokenEnv))
+	}
+	if n.Ntfy != nil && n.Ntfy.TokenEnv != "" {
+		vars = append(vars, n.Ntfy.TokenEnv)
+	}
+	if n.Webhook != nil {
+		vars = append(vars, cmp.Or(n.Webhook.SecretEnv, DefaultWebhookSecretEnv))
+	}
+	return vars
 }

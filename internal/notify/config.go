@@ -8,10 +8,10 @@ import (
 
 // Default environment variables of the channels' secrets.
 const (
-	DefaultTelegramTokenEnv = "TELEGRAM_BOT_TOKEN"
-	DefaultWebhookSecretEnv = "RALPH_WEBHOOK_SECRET"
-	DefaultSlackTokenEnv    = "SLACK_BOT_TOKEN"
-	DefaultSlackAppTokenEnv = "SLACK_APP_TOKEN"
+	DefaultTelegramTokenEnv = config.DefaultTelegramTokenEnv
+	DefaultWebhookSecretEnv = config.DefaultWebhookSecretEnv
+	DefaultSlackTokenEnv    = config.DefaultSlackTokenEnv
+	DefaultSlackAppTokenEnv = config.DefaultSlackAppTokenEnv
 )
 
 // Channels builds the channels [notify] configures, reading their

@@ -236,6 +236,32 @@ var nestedAgentVars = []string{
 	sandboxEnv,
 }
 
+// withheld are variables holding ralph's own secrets (Withhold).
+var withheld struct {
+	sync.Mutex
+	names []string
+}
+
+// Withhold keeps the named variables from every program ralph starts from
+// now on: they hold ralph's own secrets (a notification channel's token),
+// which neither an agent nor a gate needs, and an agent must not have.
+func Withhold(names ...string) {
+	withheld.Lock()
+	defer withheld.Unlock()
+	for _, n := range names {
+		if n != "" && !slices.Contains(withheld.names, n) {
+			withheld.names = append(withheld.names, n)
+		}
+	}
+}
+
+// isWithheld reports whether Withhold named name.
+func isWithheld(name string) bool {
+	withheld.Lock()
+	defer withheld.Unlock()
+	return slices.Contains(withheld.names, name)
+}
+
 // Environ returns the parent's environment without the nested-agent
 // variables, followed by extra.
 func Environ(extra ...string) []string {
@@ -243,12 +269,13 @@ func Environ(extra ...string) []string {
 }
 
 // environ returns the parent's environment without the nested-agent
-// variables and those named in unset, followed by extra.
+// variables, the withheld ones and those named in unset, followed by
+// extra.
 func environ(unset, extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(nestedAgentVars, name) || slices.Contains(unset, name) {
+		if slices.Contains(nestedAgentVars, name) || slices.Contains(unset, name) || isWithheld(name) {
 			continue
 		}
 		env = append(env, kv)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -70,6 +71,7 @@ func OpenWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, confi
 	if err != nil {
 		return nil, config.Config{}, failure.New(failure.Usage, err)
 	}
+	proc.Withhold(cfg.Notify.SecretVars()...)
 	return ws, cfg, nil
 }
 
