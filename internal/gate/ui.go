@@ -151,8 +151,7 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 	site.base = base
 
 	screens := planScreens(p)
-	preview := filepath.Join(env.Root, filepath.FromSlash(PreviewDir))
-	if err := resetPreview(preview); err != nil {
+	if err := resetPreview(env.Root); err != nil {
 		logger.Warn("cannot clear the previews", "err", err)
 	}
 	var (
@@ -176,7 +175,7 @@ func (g *UIRenders) Check(ctx context.Context, env Env) Result {
 		for i, vp := range sizes {
 			pg := pages[i]
 			shot := path.Join(PreviewDir, sc.slug+"-"+vp.Name+".png")
-			if err := os.WriteFile(filepath.Join(env.Root, filepath.FromSlash(shot)), pg.Screenshot, 0o644); err != nil {
+			if err := writeInside(env.Root, shot, pg.Screenshot); err != nil {
 				logger.Warn("cannot save a screenshot", "file", shot, "err", err)
 			} else {
 				screenShots = append(screenShots, shot)
@@ -447,31 +446,49 @@ const HistoryKept = 10
 // keepHistory copies this check's screenshots to
 // PreviewDir/history/task-T-iteration-I/ and removes the oldest beyond
 // HistoryKept; outside a run (no task or iteration) it keeps nothing.
+// Every path resolves inside the workspace: a symbolic link the agent
+// put in their place is refused, never followed.
 func keepHistory(env Env, shots []string) error {
 	if env.Task == 0 || env.Iteration == 0 || len(shots) == 0 {
 		return nil
 	}
-	hist := filepath.Join(env.Root, filepath.FromSlash(PreviewDir), "history")
-	dir := filepath.Join(hist, fmt.Sprintf("task-%d-iteration-%d", env.Task, env.Iteration))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root, err := os.OpenRoot(env.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	hist := path.Join(PreviewDir, "history")
+	dir := path.Join(hist, fmt.Sprintf("task-%d-iteration-%d", env.Task, env.Iteration))
+	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for _, s := range shots {
-		data, err := os.ReadFile(filepath.Join(env.Root, filepath.FromSlash(s)))
+		data, err := root.ReadFile(s)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, path.Base(s)), data, 0o644); err != nil {
+		if err := root.WriteFile(path.Join(dir, path.Base(s)), data, 0o644); err != nil {
 			return err
 		}
 	}
-	olds := HistoryDirs(hist)
+	olds := HistoryDirs(filepath.Join(env.Root, filepath.FromSlash(hist)))
 	for i := HistoryKept; i < len(olds); i++ {
-		if err := os.RemoveAll(filepath.Join(hist, olds[i].Name)); err != nil {
+		if err := root.RemoveAll(path.Join(hist, olds[i].Name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeInside writes data to name, a slash path relative to the
+// workspace root, refusing a path that a symbolic link leads out of it.
+func writeInside(root, name string, data []byte) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.WriteFile(name, data, 0o644)
 }
 
 // HistoryDir is one completion attempt's screenshots.
@@ -502,15 +519,33 @@ func HistoryDirs(hist string) []HistoryDir {
 	return out
 }
 
-// resetPreview creates the preview directory and removes the screenshots
-// of an earlier check, so that none is stale.
-func resetPreview(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// resetPreview creates the workspace's preview directory and removes the
+// screenshots of an earlier check, so that none is stale. A preview
+// directory that is a symbolic link out of the workspace is refused:
+// nothing outside it is created or removed.
+func resetPreview(workspace string) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
 		return err
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "*.png"))
-	for _, f := range old {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+	defer root.Close()
+	if err := root.MkdirAll(PreviewDir, 0o755); err != nil {
+		return err
+	}
+	dir, err := root.Open(PreviewDir)
+	if err != nil {
+		return err
+	}
+	entries, err := dir.ReadDir(-1)
+	dir.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".png") {
+			continue
+		}
+		if err := root.Remove(path.Join(PreviewDir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -253,5 +254,48 @@ func TestUIRendersHistory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(hist, "task-2-iteration-1", "home-phone.png")); err != nil {
 		t.Error(err)
+	}
+}
+
+// The agent can make .ralph/preview or its history a symbolic link to a
+// directory of the user's: ui-renders then removes and writes nothing
+// there (the old screenshots outside stay, no history lands outside).
+func TestUIRendersPreviewLinkOutsideRefused(t *testing.T) {
+	for _, link := range []string{PreviewDir, PreviewDir + "/history"} {
+		t.Run(path.Base(link), func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			photo := filepath.Join(outside, "holiday.png")
+			if err := os.WriteFile(photo, []byte("the user's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := filepath.Join(dir, filepath.FromSlash(link))
+			if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, at); err != nil {
+				t.Fatal(err)
+			}
+			resetErr := resetPreview(dir)
+			shot := PreviewDir + "/home-desktop.png"
+			writeErr := writeInside(dir, shot, []byte("png"))
+			var histErr error
+			for i := 1; i <= HistoryKept+1; i++ {
+				if err := keepHistory(Env{Root: dir, Task: 1, Iteration: i}, []string{shot}); err != nil {
+					histErr = err
+				}
+			}
+			if link == PreviewDir && (resetErr == nil || writeErr == nil) {
+				t.Errorf("through a linked preview dir: reset %v, write %v", resetErr, writeErr)
+			}
+			if link != PreviewDir && histErr == nil {
+				t.Error("history through a link out of the workspace was kept")
+			}
+			if b, err := os.ReadFile(photo); err != nil || string(b) != "the user's" {
+				t.Errorf("the user's file: %q, %v", b, err)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+				t.Errorf("outside holds %d entries, want the user's file alone", len(entries))
+			}
+		})
 	}
 }
