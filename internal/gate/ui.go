@@ -64,9 +64,13 @@ type UIRenders struct {
 	// Logger receives debug records; nil discards them.
 	Logger *slog.Logger
 
-	mu      sync.Mutex
-	browser *render.Browser
-	starts  int // browsers started, for the tests
+	// checking holds one check at a time: parallel specs share the gate,
+	// and a check that restarts a dead browser must not end it under
+	// another's page loads.
+	checking sync.Mutex
+	mu       sync.Mutex
+	browser  *render.Browser
+	starts   int // browsers started, for the tests
 }
 
 // Name returns "ui-renders".
@@ -92,8 +96,10 @@ type screen struct {
 	sections         []string
 }
 
-// Check renders the app.
+// Check renders the app. Checks run one at a time.
 func (g *UIRenders) Check(ctx context.Context, env Env) Result {
+	g.checking.Lock()
+	defer g.checking.Unlock()
 	logger := g.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
