@@ -297,22 +297,41 @@ func gitDirs(dir string) (read, write []string) {
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(dir, gitdir)
 	}
-	dirs := []string{gitdir}
-	common := gitdir
-	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
-		}
+	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return nil, nil
 	}
-	common = filepath.Clean(common)
-	if common != gitdir {
-		read = append(read, common)
-		for _, d := range []string{"objects", "refs", "logs"} {
-			dirs = append(dirs, filepath.Join(common, d))
-		}
+	common := strings.TrimSpace(string(c))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitdir, common)
+	}
+	// The agent can write .git and the worktree's git directory, so both
+	// files are its to forge: grant nothing unless they describe what git
+	// makes, a repository whose worktrees/ holds this git directory, on
+	// real paths (no link leads elsewhere).
+	gitdir, errG := filepath.EvalSymlinks(gitdir)
+	common, errC := filepath.EvalSymlinks(common)
+	if errG != nil || errC != nil || filepath.Dir(gitdir) != filepath.Join(common, "worktrees") || !isRepository(common) {
+		return nil, nil
+	}
+	dirs := []string{gitdir}
+	read = append(read, common)
+	for _, d := range []string{"objects", "refs", "logs"} {
+		dirs = append(dirs, filepath.Join(common, d))
 	}
 	return read, dirs
+}
+
+// isRepository reports whether dir looks like a git directory: a HEAD
+// file and objects and refs directories.
+func isRepository(dir string) bool {
+	for name, wantDir := range map[string]bool{"HEAD": false, "objects": true, "refs": true} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || fi.IsDir() != wantDir {
+			return false
+		}
+	}
+	return true
 }
 
 // installDirs are the directories of the installation program lives in:

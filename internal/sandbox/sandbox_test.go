@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,6 +122,9 @@ func TestPrepare(t *testing.T) {
 	gitdir := filepath.Join(main, ".git", "worktrees", "w")
 	os.MkdirAll(gitdir, 0o755)
 	os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644)
+	os.WriteFile(filepath.Join(main, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	os.MkdirAll(filepath.Join(main, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(main, ".git", "refs"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644)
 	s := &Settings{Mode: ModeWorkspace, Read: []string{"~/go/pkg/mod"}, Write: []string{"/var/cache/x"}, Network: NetworkModel}
 	c, err := Prepare(s, Target{Dir: ws, Home: home, StateDirs: []string{".claude"}, StateFiles: []string{".claude.json"}, Ports: []uint16{8080, 443}})
@@ -153,4 +157,67 @@ func TestPrepare(t *testing.T) {
 	if _, err := os.Stat(c.TmpDir); !os.IsNotExist(err) {
 		t.Errorf("Close left %s", c.TmpDir)
 	}
+}
+
+// A worktree's agent may write its git directory and the repository's
+// objects, refs and logs, read the rest of the repository; but .git and
+// commondir are files the agent can write, so a forged one that points
+// elsewhere (the home directory) is granted nothing.
+func TestGitDirsRefuseForgedPointers(t *testing.T) {
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	base := t.TempDir()
+	repo, wt, home := filepath.Join(base, "repo"), filepath.Join(base, "wt"), filepath.Join(base, "home")
+	for _, d := range []string{repo, home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(repo, "init", "-q", "-b", "main")
+	git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "init")
+	git(repo, "worktree", "add", "-q", wt)
+
+	read, write := gitDirs(wt)
+	common, _ := filepath.EvalSymlinks(filepath.Join(repo, ".git"))
+	if len(read) != 1 || read[0] != common || len(write) != 4 || !strings.HasPrefix(write[0], filepath.Join(common, "worktrees")) {
+		t.Fatalf("real worktree: read %v, write %v", read, write)
+	}
+
+	gitdir := strings.TrimPrefix(strings.TrimSpace(readFile(t, filepath.Join(wt, ".git"))), "gitdir: ")
+	forge := func(name, content string) func() {
+		old := readFile(t, name)
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return func() { _ = os.WriteFile(name, []byte(old), 0o644) }
+	}
+	for _, c := range []struct{ name, file, content string }{
+		{"gitdir is home", filepath.Join(wt, ".git"), "gitdir: " + home + "\n"},
+		{"commondir is home", filepath.Join(gitdir, "commondir"), home + "\n"},
+		{"commondir is the parent", filepath.Join(gitdir, "commondir"), "../../..\n"},
+	} {
+		restore := forge(c.file, c.content)
+		read, write := gitDirs(wt)
+		restore()
+		for _, d := range append(read, write...) {
+			if !strings.HasPrefix(d, common) {
+				t.Errorf("%s: granted %s", c.name, d)
+			}
+		}
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
