@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -93,7 +94,30 @@ outer:
 		env = append(env, kv)
 	}
 	env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true")
+	env = append(env, forcedConfig(os.Getenv("GIT_CONFIG_COUNT"))...)
 	return append(env, extra...)
+}
+
+// forced is configuration every git ralph runs takes over the
+// repository's: the agent can write .git/config and .git/hooks, and git
+// would run a core.fsmonitor command or a hook of its choosing as ralph,
+// outside the agent's sandbox. ralph's own commits (snapshots, landings)
+// therefore run no hooks.
+var forced = [][2]string{{"core.fsmonitor", "false"}, {"core.hooksPath", os.DevNull}}
+
+// forcedConfig returns the GIT_CONFIG_COUNT variables that set forced,
+// after the count entries the environment already sets (count is its
+// GIT_CONFIG_COUNT).
+func forcedConfig(count string) []string {
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 {
+		n = 0
+	}
+	var env []string
+	for i, kv := range forced {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", n+i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", n+i, kv[1]))
+	}
+	return append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+len(forced)))
 }
 
 // Identity is the author and committer of the commits ralph makes itself

@@ -99,3 +99,40 @@ func TestRunCancelled(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+// The agent can write .git/config and .git/hooks; the git ralph runs
+// must not run what it put there: no hook on ralph's commit, no
+// core.fsmonitor command on its status. A GIT_CONFIG_COUNT of the
+// user's still applies.
+func TestRunIgnoresPlantedHooksAndFsmonitor(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	planted := filepath.Join(t.TempDir(), "ran")
+	script := "#!/bin/sh\necho ran >> " + planted + "\n"
+	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	monitor := filepath.Join(repo, "monitor.sh")
+	if err := os.WriteFile(monitor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, repo, "config", "core.fsmonitor", monitor); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "user.name")
+	t.Setenv("GIT_CONFIG_VALUE_0", "From The Environment")
+	if _, err := Run(ctx, repo, "status", "--porcelain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunWith(ctx, repo, Options{Env: []string{"GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_EMAIL=a@b"}}, "commit", "-q", "--allow-empty", "-m", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(planted); err == nil {
+		t.Error("a planted hook or fsmonitor command ran")
+	}
+	if name, _ := Line(ctx, repo, "log", "-1", "--format=%an"); name != "From The Environment" {
+		t.Errorf("author = %q: the environment's own GIT_CONFIG_COUNT entry was lost", name)
+	}
+}

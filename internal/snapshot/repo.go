@@ -324,8 +324,8 @@ func (r *Repo) stage(ctx context.Context) error {
 // came (git status names the directory, not its files) — and git add -A
 // must work it out. git status reads the working tree as git add -A does,
 // but with the index's untracked cache it rereads only the directories
-// that changed, and with fsmonitor (when the user has it on) it stats only
-// the files that did. ralph's private files are left out.
+// that changed (git's fsmonitor is off for ralph: internal/git). ralph's
+// private files are left out.
 func (r *Repo) changedPaths(ctx context.Context) (files []string, simple bool, err error) {
 	out, err := r.git(ctx, nil, nil, "status", "--porcelain=v2", "-z", "--untracked-files=normal", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
