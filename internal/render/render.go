@@ -86,14 +86,12 @@ type tab struct {
 	cancel context.CancelFunc
 }
 
-// Start starts the browser at exe headless, with a fresh profile that is
-// removed when it closes. It outlives ctx: Close ends it (and it dies
-// with ralph, by the parent-death signal chromedp sets).
-func Start(ctx context.Context, exe string, logger *slog.Logger) (*Browser, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	opts := []chromedp.ExecAllocatorOption{
+// AllocatorOptions are the flags ralph starts headless Chromium exe
+// with, for the user's app and for the dashboard's browser tests alike:
+// no first-run, sync, update or background work, and sRGB colours, so
+// that what a page renders depends on the page.
+func AllocatorOptions(exe string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox,
@@ -108,10 +106,21 @@ func Start(ctx context.Context, exe string, logger *slog.Logger) (*Browser, erro
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.WindowSize(Desktop.Width, Desktop.Height),
 	}
+}
+
+// Start starts the browser at exe headless, with a fresh profile that is
+// removed when it closes. It outlives ctx: Close ends it (and it dies
+// with ralph, by the parent-death signal chromedp sets).
+func Start(ctx context.Context, exe string, logger *slog.Logger) (*Browser, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts := append(AllocatorOptions(exe),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.WindowSize(Desktop.Width, Desktop.Height),
+	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
 	b := &Browser{ctx: bctx, cancel: cancel, cancelAlloc: cancelAlloc, logger: logger, tabs: map[string]*tab{}}
