@@ -229,7 +229,11 @@ func (b *bench) makeProject() error {
 		fmt.Fprintf(&stream, "blob\nmark :%d\ndata %d\n%s\n", i+1, len(content), content)
 		fmt.Fprintf(&tree, "M 100644 :%d src/pkg%d/file%d.go\n", i+1, i%20, i)
 	}
-	cfg := fmt.Sprintf("[agents.claude]\nbinary = %q\n\n[stall]\nrepeat = 1000000\nno_progress = 1000000\nrepeated_errors = 1000000\n", filepath.Join(filepath.Dir(b.session), "bin", "claude"))
+	// The stand-in writes its log beside its session, outside the
+	// project: the sandbox grants that directory. Its task is split by
+	// the template, as the stand-in cannot split one.
+	work := filepath.Dir(b.session)
+	cfg := fmt.Sprintf("[agents.claude]\nbinary = %q\n\n[stall]\nrepeat = 1000000\nno_progress = 1000000\nrepeated_errors = 1000000\n\n[sandbox]\nwrite = [%q]\n\n[task]\nparser = \"template\"\n", filepath.Join(work, "bin", "claude"), work)
 	fmt.Fprintf(&stream, "blob\nmark :%d\ndata %d\n%s\n", b.files+1, len(cfg), cfg)
 	fmt.Fprintf(&tree, "M 100644 :%d ralph.toml\n", b.files+1)
 	msg := "project"
