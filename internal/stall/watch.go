@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 // barrierTimeout bounds how long drain waits for its own marker event.
@@ -42,7 +44,8 @@ func newWatcher(root string) (*watcher, error) {
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("watching the tree is supported on Linux only")
 	}
-	marker, err := os.MkdirTemp("", "ralph-watch-")
+	sweepMarkers()
+	marker, err := os.MkdirTemp("", markerPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
@@ -57,6 +60,32 @@ func newWatcher(root string) (*watcher, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	return &watcher{fs: fw, root: filepath.Clean(root), dirs: map[string]bool{}, marker: marker}, nil
+}
+
+// markerPrefix begins the name of a watcher's private directory in the
+// temporary directory; the owning process's pid and a dash follow it.
+const markerPrefix = "ralph-watch-"
+
+// sweepMarkers removes the private directories of watchers whose process
+// is gone: a ralph killed outright never reached close.
+func sweepMarkers() {
+	tmp := os.TempDir()
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), markerPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || proc.Alive(pid) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(tmp, e.Name()))
+	}
 }
 
 func (w *watcher) close() {
