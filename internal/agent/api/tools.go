@@ -607,7 +607,7 @@ func (t *toolbox) run(ctx context.Context, argv []string, dirRel string, timeout
 	if err != nil {
 		return "", fmt.Errorf("cannot run %s: %v", argv[0], err)
 	}
-	spec := proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, KillGrace: time.Second}
+	spec := proc.Spec{Argv: argv, Dir: dir, Unset: t.unset, KillGrace: time.Second, EndEscaped: true}
 	if conf != nil {
 		defer conf.Close()
 		rs, err := conf.Policy.Ruleset()

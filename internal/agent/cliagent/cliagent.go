@@ -128,7 +128,14 @@ func Run(ctx context.Context, logger *slog.Logger, s Spec, p Parser, emit func(a
 		IdleTimeout: s.IdleTimeout,
 		KillGrace:   s.KillGrace,
 		Ruleset:     conf.Ruleset(),
+		// What the agent started in the background and detached ends
+		// with its turn: it could otherwise go on writing .ralph/ or the
+		// tree after the harness has checked them.
+		EndEscaped: true,
 	})
+	if note := res.EndedNote(); note != "" {
+		emit(agent.Event{Kind: agent.KindInfo, Text: note})
+	}
 	out := p.Outcome()
 	logger.Debug("agent ended", "exit", res.ExitCode, "duration", res.Duration, "err", err, "failed", out.Failed)
 	switch {

@@ -87,6 +87,7 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 		Dir:         req.Dir,
 		Env:         append(env, conf.Env()...),
 		Ruleset:     conf.Ruleset(),
+		EndEscaped:  true, // nothing it detached outlives its turn
 		Stdin:       strings.NewReader(req.Prompt),
 		IdleTimeout: req.IdleTimeout,
 		OnLine: func(line string) {
@@ -103,6 +104,9 @@ func (a *Agent) Run(ctx context.Context, req agent.Request, emit func(agent.Even
 	}
 	if err != nil {
 		return agent.Result{Final: strings.TrimSpace(out.String())}, err
+	}
+	if note := res.EndedNote(); note != "" {
+		emit(agent.Event{Kind: agent.KindInfo, Text: note})
 	}
 	final := strings.TrimSpace(out.String())
 	if res.ExitCode != 0 {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 )
@@ -84,5 +85,29 @@ func TestCommandAgentSystemPromptPerCall(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(scratch); len(left) != 0 {
 		t.Errorf("prompt files left behind: %d", len(left))
+	}
+}
+
+// What the agent detaches (setsid, output closed) ends with its turn, and
+// the agent's events say so: it cannot go on writing after the harness has
+// checked the tree.
+func TestCommandAgentEndsWhatItDetached(t *testing.T) {
+	dir := t.TempDir()
+	a := New([]string{"sh", "-c", `setsid sh -c 'while :; do date > late.txt; sleep 0.02; done' </dev/null >/dev/null 2>&1 & sleep 0.2; echo done`}, nil, filepath.Join(dir, ".ralph", "logs"))
+	var infos []string
+	if _, err := a.Run(context.Background(), agent.Request{Dir: dir}, func(e agent.Event) {
+		if e.Kind == agent.KindInfo {
+			infos = append(infos, e.Text)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 || !strings.Contains(infos[0], "left the agent's process group") {
+		t.Errorf("info events = %q, want one naming the ended processes", infos)
+	}
+	os.Remove(filepath.Join(dir, "late.txt"))
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(dir, "late.txt")); err == nil {
+		t.Error("the detached writer still runs after the agent's turn")
 	}
 }

@@ -268,9 +268,12 @@ func perform(ctx context.Context, root string, a Action, idle time.Duration) (st
 	case "shell":
 		var out strings.Builder
 		collect := func(l string) { out.WriteString(l + "\n") }
-		res, err := proc.Run(ctx, proc.Spec{Argv: a.Argv, Dir: root, IdleTimeout: idle, OnLine: collect, OnStderrLine: collect})
+		res, err := proc.Run(ctx, proc.Spec{Argv: a.Argv, Dir: root, IdleTimeout: idle, OnLine: collect, OnStderrLine: collect, EndEscaped: true})
 		if err != nil {
 			return "", err
+		}
+		if note := res.EndedNote(); note != "" {
+			out.WriteString("warning: " + note + "\n")
 		}
 		if note := res.EscapeNote(); note != "" {
 			out.WriteString("warning: " + note + "\n")
