@@ -1,6 +1,7 @@
 // Package git runs the git command for every part of ralph, with one
 // environment policy: the caller's directory is the repository (variables
-// that would point git elsewhere are removed), messages are in English
+// that would point git elsewhere are removed), objects are read as they
+// are (no replace refs, no grafts), messages are in English
 // (LC_ALL=C), git never prompts, and a cancelled call asks git to stop so
 // that it removes its own lock files.
 package git
@@ -76,7 +77,7 @@ var stripped = []string{
 	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX",
 	"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
 	"GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR",
-	"LC_ALL", "LANGUAGE",
+	"LC_ALL", "LANGUAGE", "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE",
 }
 
 // Env is the environment every git call starts from: the process's own
@@ -94,6 +95,10 @@ outer:
 		env = append(env, kv)
 	}
 	env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "GIT_SEQUENCE_EDITOR=true")
+	// ralph reads the objects as they are: the agent can write
+	// refs/replace/ and .git/info/grafts, and a replacement would make a
+	// rewritten branch look as if it still held the user's commits.
+	env = append(env, "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull)
 	env = append(env, forcedConfig(os.Getenv("GIT_CONFIG_COUNT"))...)
 	return append(env, extra...)
 }
