@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // interrupted is how a command that a signal cut short ends: exit 130, as
 // an interrupted run does.
 func interrupted(err error) *ExitError {
-	return &ExitError{Code: engine.Interrupted.ExitCode(), Err: fmt.Errorf("interrupted (%v); nothing was lost — run it again, or ralph resume", err)}
+	return exitError(failure.New(engine.Interrupted, fmt.Errorf("interrupted (%v); nothing was lost — run it again, or ralph resume", err)))
 }
 
 func newRootCommand(g *Globals) *cobra.Command {
