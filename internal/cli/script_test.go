@@ -52,6 +52,15 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@ralph.invalid")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 			env.Setenv("HOME", env.WorkDir+"/home")
+			// cargo, run by a detected gate, finds the Rust toolchain
+			// installed for the real home.
+			for name, dir := range map[string]string{"RUSTUP_HOME": ".rustup", "CARGO_HOME": ".cargo"} {
+				if v := os.Getenv(name); v != "" {
+					env.Setenv(name, v)
+				} else if h, err := os.UserHomeDir(); err == nil {
+					env.Setenv(name, filepath.Join(h, dir))
+				}
+			}
 			// Gates that run the go command share the test's build cache.
 			if c, err := goCache(); err == nil {
 				env.Setenv("GOCACHE", c)
