@@ -123,7 +123,8 @@ func (s Sandbox) validate() error {
 type Guard struct {
 	// Protect are globs (** for any depth) of files the agent must not
 	// delete or modify without a say-so; set, they replace
-	// DefaultProtect. New files are never held.
+	// DefaultProtect. New files are held only when they change how the
+	// tests run (a test runner's configuration, a Go TestMain).
 	Protect []string `toml:"protect"`
 	// OnChange is what a change to a protected file does when the agent
 	// asks to finish: "ask" (a person approves or rejects it), "restore"
@@ -576,7 +577,8 @@ stylesheet = "src/index.css"
 # What the agent may not change without a say-so: ralph.toml, the files a
 # gate's argv names, and the files these globs match (the default: the
 # usual test layouts of Go, Python, JS/TS, Rust and Java). A deleted or
-# modified one holds the completion; new files are always fine.
+# modified one holds the completion; a new test is fine, a new conftest.py,
+# runner config or Go TestMain is held too.
 # [guard]
 # protect = ["**/*_test.go", "**/testdata/**", "tests/**"]   # replaces the default
 # on_change = "ask"        # ask: a person approves or rejects (the files come

@@ -479,6 +479,6 @@ func (e *Engine) restoreProtected(ctx context.Context, r *run, pre string, chang
 	}
 	e.harnessEvent(r, "guard-restored", fmt.Sprintf("put back %s as %s has them (%s)", strings.Join(paths, ", "), pre, why), "")
 	r.guardNotes = append(r.guardNotes, fmt.Sprintf(
-		"The harness put back %s as they were when the task started (%s): the gates depend on them. Make the gates pass without deleting or changing existing tests, gate scripts or ralph.toml; adding new test files is welcome.",
+		"The harness put back %s as they were when the task started (%s): the gates depend on them. Make the gates pass without deleting or changing existing tests, gate scripts or ralph.toml, and without a new test runner configuration or TestMain that changes how they run; adding new test files is welcome.",
 		strings.Join(paths, ", "), why))
 }

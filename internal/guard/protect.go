@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -48,10 +49,11 @@ type Protection struct {
 }
 
 // Change is a protected file the agent deleted or modified since the
-// task's start.
+// task's start, or a new file that changes how the tests run.
 type Change struct {
 	Path    string `json:"path"`
 	Deleted bool   `json:"deleted,omitempty"`
+	Added   bool   `json:"added,omitempty"`
 	// Why says what makes the file protected.
 	Why string `json:"why"`
 	// Diff is the change as a unified diff, cut short when long; empty
@@ -62,8 +64,11 @@ type Change struct {
 // Line is the change in one line: "M scripts/check.sh (a gate runs it)".
 func (c Change) Line() string {
 	op := "M"
-	if c.Deleted {
+	switch {
+	case c.Deleted:
 		op = "D"
+	case c.Added:
+		op = "A"
 	}
 	return fmt.Sprintf("%s %s (%s)", op, c.Path, c.Why)
 }
@@ -77,7 +82,8 @@ type Snapshots interface {
 
 // Changes lists the protected files of the working tree at root that
 // differ from the snapshot pre (task-N-pre): deleted or modified ones. New
-// files are never listed: adding a test is welcome.
+// files are listed only when they change how the tests run (RunnerHook):
+// adding a test is welcome.
 func (p Protection) Changes(ctx context.Context, snaps Snapshots, root, pre string) ([]Change, error) {
 	diff, err := snaps.Diff(ctx, pre)
 	if err != nil {
@@ -89,7 +95,13 @@ func (p Protection) Changes(ctx context.Context, snaps Snapshots, root, pre stri
 	for _, fc := range diff {
 		// .ralph/ is the harness's and the agent's protocol, never what
 		// the gates check; its private files are never in a snapshot.
-		if fc.Change == snapshot.Added || workspace.IsPrivate(fc.Path) || strings.HasPrefix(fc.Path, workspace.Dir+"/") {
+		if workspace.IsPrivate(fc.Path) || strings.HasPrefix(fc.Path, workspace.Dir+"/") {
+			continue
+		}
+		if fc.Change == snapshot.Added {
+			if why := RunnerHook(root, fc.Path); why != "" {
+				out = append(out, Change{Path: fc.Path, Added: true, Why: why, Diff: addedText(root, fc.Path)})
+			}
 			continue
 		}
 		why := ""
@@ -115,6 +127,59 @@ func (p Protection) Changes(ctx context.Context, snaps Snapshots, root, pre stri
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// runnerFiles name test runner configuration and hooks: a new one changes
+// how the tests already there run (a conftest.py can mark every test
+// passed), where a new test file only adds tests.
+var runnerFiles = []string{
+	"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "sitecustomize.py", "usercustomize.py",
+	"jest.config.*", "jest.setup.*", "vitest.config.*", "vitest.setup.*", "vitest.workspace.*",
+	"playwright.config.*", "karma.conf.*", ".mocharc*", "setupTests.*",
+}
+
+// RunnerHook says why a new file at rel (slash-separated, under root)
+// changes how existing tests run, or "" when it does not: a test runner's
+// configuration or hook file, or a Go test file that declares TestMain,
+// which decides whether its package's tests run at all.
+func RunnerHook(root, rel string) string {
+	base := path.Base(rel)
+	for _, g := range runnerFiles {
+		if ok, _ := path.Match(g, base); ok {
+			return "new " + g + ": it configures how the tests run"
+		}
+	}
+	if strings.HasSuffix(base, "_test.go") {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err == nil && testMain.Match(b) {
+			return "new TestMain: it decides whether its package's tests run"
+		}
+	}
+	return ""
+}
+
+// testMain finds a TestMain declaration in Go source.
+var testMain = regexp.MustCompile(`(?m)^func\s+TestMain\s*\(`)
+
+// addedText is a new file as a diff from nothing, cut short when long.
+func addedText(root, rel string) string {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	more := 0
+	if len(lines) > maxDiffLines {
+		more, lines = len(lines)-maxDiffLines, lines[:maxDiffLines]
+	}
+	out := []string{"--- /dev/null", "+++ b/" + rel}
+	for _, l := range lines {
+		out = append(out, "+"+l)
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("… %d more lines", more))
+	}
+	return strings.Join(out, "\n")
 }
 
 // glob returns the first of p.Globs that matches rel, "" when none does.
@@ -298,6 +363,13 @@ func Restore(ctx context.Context, snaps Snapshots, root, pre string, changes []C
 	}
 	var errs []error
 	for _, c := range changes {
+		if c.Added {
+			// As pre has it: not there.
+			if err := os.Remove(filepath.Join(root, filepath.FromSlash(c.Path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove %s: %w", c.Path, err))
+			}
+			continue
+		}
 		b, err := snaps.ReadFile(ctx, pre, c.Path)
 		if err != nil {
 			errs = append(errs, err)
@@ -320,6 +392,9 @@ func Fingerprint(root string, changes []Change) string {
 	h := sha256.New()
 	for _, c := range changes {
 		fmt.Fprintf(h, "%s\x00%t\x00", c.Path, c.Deleted)
+		if c.Added {
+			h.Write([]byte("added\x00"))
+		}
 		if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(c.Path))); err == nil {
 			sum := sha256.Sum256(b)
 			h.Write(sum[:])

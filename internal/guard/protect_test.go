@@ -222,3 +222,38 @@ func read(t *testing.T, root, rel string) string {
 	}
 	return string(b)
 }
+
+// A new file is held only when it changes how existing tests run.
+func TestRunnerHook(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"pkg/zz_main_test.go": "package pkg\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n",
+		"pkg/new_test.go":     "package pkg\n\n// TestMain is mentioned, not declared.\nfunc TestNew(t *testing.T) {}\n",
+	}
+	for rel, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, held := range map[string]bool{
+		"pkg/zz_main_test.go":      true,
+		"pkg/new_test.go":          false,
+		"tests/conftest.py":        true,
+		"pytest.ini":               true,
+		"web/jest.config.ts":       true,
+		"web/vitest.setup.js":      true,
+		"web/.mocharc.yml":         true,
+		"tests/test_new.py":        false,
+		"web/src/new.test.ts":      false,
+		"src/main.rs":              false,
+		"pkg/missing_main_test.go": false,
+	} {
+		if got := RunnerHook(root, rel) != ""; got != held {
+			t.Errorf("RunnerHook(%s) held = %v, want %v (%q)", rel, got, held, RunnerHook(root, rel))
+		}
+	}
+}
