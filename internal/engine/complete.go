@@ -69,7 +69,7 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		if e.unverified() {
 			return outCompleted, Completed, fmt.Sprintf("only ralph's built-in gates ran: %s, after %d iterations", gate.Tally(results), r.iteration), nil
 		}
-		return outCompleted, Completed, fmt.Sprintf("all %d quality gates passed after %d iterations", len(results), r.iteration), nil
+		return outCompleted, Completed, fmt.Sprintf("all quality gates passed (%s) after %d iterations", gate.Tally(results), r.iteration), nil
 	}
 
 	r.gateFailures++
