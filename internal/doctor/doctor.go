@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent/registry"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/failure"
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/render"
 	"github.com/ralph-harness/ralph/internal/session"
@@ -148,11 +150,11 @@ func checkGit(ctx context.Context, _ *doctorEnv) []finding {
 	if err != nil {
 		return []finding{{Status: findingFail, Message: "git is not on PATH; ralph needs it for snapshots"}}
 	}
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	out, err := git.Line(ctx, os.TempDir(), "--version")
 	if err != nil {
 		return []finding{{Status: findingFail, Message: fmt.Sprintf("%s --version: %v", path, err)}}
 	}
-	return []finding{{Status: findingOK, Message: strings.TrimSpace(string(out)) + " (" + path + ")"}}
+	return []finding{{Status: findingOK, Message: out + " (" + path + ")"}}
 }
 
 // checkBrowser says which browser the ui-renders gate would load the app
