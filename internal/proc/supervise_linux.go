@@ -36,10 +36,20 @@ var canSupervise atomic.Bool
 func RunSupervisor() {
 	canSupervise.Store(true)
 	parent, ok := os.LookupEnv(supervisorEnv)
-	if !ok || len(os.Args) < 3 || os.Args[0] != supervisorArg0 {
+	if !ok || len(os.Args) == 0 || os.Args[0] != supervisorArg0 {
 		return
 	}
 	pid, _ := strconv.Atoi(parent)
+	if ctl, ok := os.LookupEnv(standbyEnv); ok {
+		fd, err := strconv.Atoi(ctl)
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(standBy(pid, fd))
+	}
+	if len(os.Args) < 3 {
+		return
+	}
 	os.Exit(supervise(pid, os.Args[1], os.Args[2:]))
 }
 
@@ -53,7 +63,7 @@ func command(path string, argv, env []string) *exec.Cmd {
 	}
 	args := append([]string{supervisorArg0, path}, argv...)
 	return &exec.Cmd{
-		Path: "/proc/self/exe",
+		Path: supervisorPath(),
 		Args: args,
 		Env:  append(env, supervisorEnv+"="+strconv.Itoa(os.Getpid())),
 		SysProcAttr: &syscall.SysProcAttr{
@@ -77,9 +87,8 @@ func supervise(parent int, path string, argv []string) int {
 	// The group signals ralph sends reach the program directly; the
 	// supervisor itself only watches for its parent's death.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	orphaned := func() bool { return os.Getppid() != parent }
-	if orphaned() {
+	notifySignals(sigs)
+	if os.Getppid() != parent {
 		// Ralph died before the parent-death signal was armed.
 		return 1
 	}
@@ -96,6 +105,18 @@ func supervise(parent int, path string, argv []string) int {
 		}
 		return 127
 	}
+	return watch(parent, sigs, cmd)
+}
+
+// notifySignals sends to sigs the signals that end a process by default
+// and that a supervisor must survive while its parent lives.
+func notifySignals(sigs chan<- os.Signal) {
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+}
+
+// watch waits for the started program cmd to end and returns the exit
+// status to exit with; when the parent dies first, it ends the group.
+func watch(parent int, sigs <-chan os.Signal, cmd *exec.Cmd) int {
 	done := make(chan struct{})
 	go func() {
 		_ = cmd.Wait()
@@ -112,7 +133,7 @@ func supervise(parent int, path string, argv []string) int {
 		case <-sigs:
 		case <-tick.C:
 		}
-		if orphaned() {
+		if os.Getppid() != parent {
 			reapOwnGroup(done)
 		}
 	}
