@@ -318,51 +318,44 @@ func standBy(parent, ctl int) int {
 	if orphaned() {
 		return 1
 	}
-	type received struct {
-		p   program
-		fds []int
-		err error
-	}
-	got := make(chan received, 1)
-	go func() {
-		p, fds, err := receiveProgram(ctl)
-		got <- received{p, fds, err}
-	}()
-	tick := time.NewTicker(500 * time.Millisecond)
-	var r received
-wait:
-	for {
+	// The program is received on this goroutine, which then starts it
+	// at once; another ends the standby if the parent goes first.
+	// Once it has the program, watch's own watcher takes over.
+	var handed sync.Mutex
+	received := make(chan struct{})
+	go watchParent(parent, sigs, received, func() {
+		handed.Lock()
+		defer handed.Unlock()
 		select {
-		case r = <-got:
-			break wait
-		case <-sigs:
-		case <-tick.C:
+		case <-received:
+		default:
+			os.Exit(1)
 		}
-		if orphaned() {
-			return 1
-		}
-	}
-	tick.Stop()
-	if r.err != nil || orphaned() {
+	})
+	p, fds, err := receiveProgram(ctl)
+	handed.Lock()
+	close(received)
+	handed.Unlock()
+	if err != nil || orphaned() {
 		return 1
 	}
 	reply := func(b byte) { _, _ = syscall.Write(ctl, []byte{b}) }
 	// The standard streams become the program's, so that the supervisor's
 	// own messages go where the program's would.
 	for i := range 3 {
-		if err := syscall.Dup3(r.fds[i], i, 0); err != nil {
+		if err := syscall.Dup3(fds[i], i, 0); err != nil {
 			reply(replyFailed)
 			return 1
 		}
-		syscall.Close(r.fds[i])
+		syscall.Close(fds[i])
 	}
-	if r.p.Ruleset {
-		if err := restrictThread(r.fds[3]); err != nil {
+	if p.Ruleset {
+		if err := restrictThread(fds[3]); err != nil {
 			reply(replyFailed)
 			return 126
 		}
 	}
-	cmd := &exec.Cmd{Path: r.p.Path, Args: r.p.Argv, Env: r.p.Env, Dir: r.p.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	cmd := &exec.Cmd{Path: p.Path, Args: p.Argv, Env: p.Env, Dir: p.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	if err := cmd.Start(); err != nil {
 		reply(replyFailed)
 		return 127

@@ -115,26 +115,41 @@ func notifySignals(sigs chan<- os.Signal) {
 }
 
 // watch waits for the started program cmd to end and returns the exit
-// status to exit with; when the parent dies first, it ends the group.
+// status to exit with; when the parent dies first, it ends the group. The
+// calling goroutine waits for the program itself, so that its end is
+// passed on without a hop to another thread.
 func watch(parent int, sigs <-chan os.Signal, cmd *exec.Cmd) int {
 	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	// The parent-death signal can be lost (it follows the thread that
-	// started the supervisor), so the parent is also checked now and then.
+	var reaping atomic.Bool
+	go watchParent(parent, sigs, done, func() {
+		reaping.Store(true)
+		reapOwnGroup(done)
+	})
+	_ = cmd.Wait()
+	close(done)
+	if reaping.Load() {
+		// reapOwnGroup ends the rest of the group, then this process.
+		select {}
+	}
+	return exitStatus(cmd.ProcessState)
+}
+
+// watchParent calls orphaned when the parent is no longer parent, which
+// it checks on every signal and twice a second (the parent-death signal
+// can be lost: it follows the thread that started the supervisor), until
+// done is closed.
+func watchParent(parent int, sigs <-chan os.Signal, done <-chan struct{}, orphaned func()) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-done:
-			return exitStatus(cmd.ProcessState)
+			return
 		case <-sigs:
 		case <-tick.C:
 		}
 		if os.Getppid() != parent {
-			reapOwnGroup(done)
+			orphaned()
 		}
 	}
 }
