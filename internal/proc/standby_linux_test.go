@@ -247,3 +247,55 @@ func TestStandbyEndsWhenControlCloses(t *testing.T) {
 		t.Fatal("the standby still waits after its control socket closed")
 	}
 }
+
+// A standby that died while it waited (killed, as by the OOM killer) is
+// not used: the program starts the cold way.
+func TestStandbyDeadFallsBack(t *testing.T) {
+	pid := warmStandby(t)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	before := standbyStarts.Load()
+	var line string
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID; exit 3"}, OnLine: func(l string) { line = l }})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	if line == strconv.Itoa(pid) || line == strconv.Itoa(os.Getpid()) || standbyStarts.Load() != before {
+		t.Errorf("the program's parent is %s (dead standby %d, test %d); want a cold supervisor", line, pid, os.Getpid())
+	}
+	if st, ok := readStat(pid); ok {
+		t.Errorf("the dead standby %d was not reaped: %+v", pid, st)
+	}
+}
+
+// Programs run at once each get a supervisor of their own, one of them
+// the standby.
+func TestStandbyConcurrentRuns(t *testing.T) {
+	warmStandby(t)
+	before := standbyStarts.Load()
+	const n = 8
+	parents := make(chan string, n)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			var line string
+			_, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID; sleep 0.2"}, OnLine: func(l string) { line = l }})
+			parents <- line
+			errs <- err
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+		seen[<-parents] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d programs had %d distinct supervisors: %v", n, len(seen), seen)
+	}
+	if got := standbyStarts.Load() - before; got < 1 {
+		t.Errorf("no program started on the standby")
+	}
+}
