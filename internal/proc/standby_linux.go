@@ -40,8 +40,10 @@ const standbyEnv = "RALPH_PROC_STANDBY"
 const controlFD = 3
 
 // replyTimeout bounds how long Run waits for a standby to say it started
-// the program before it gives up on it.
-const replyTimeout = 10 * time.Second
+// the program before it gives up on it (kills its group and starts the
+// program the cold way). The reply follows the program's execve at once;
+// only a standby stopped or starved of CPU for that long misses it.
+const replyTimeout = 30 * time.Second
 
 // Replies of the standby, one byte after it tried to start the program.
 const (
