@@ -320,24 +320,15 @@ func standBy(parent, ctl int) int {
 	if orphaned() {
 		return 1
 	}
+	// What a first process start does once (os checks that pidfds work,
+	// with a vfork of its own) is done now, not once the program waits.
+	if self, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = self.Release()
+	}
 	// The program is received on this goroutine, which then starts it
-	// at once; another ends the standby if the parent goes first.
-	// Once it has the program, watch's own watcher takes over.
-	var handed sync.Mutex
-	received := make(chan struct{})
-	go watchParent(parent, sigs, received, func() {
-		handed.Lock()
-		defer handed.Unlock()
-		select {
-		case <-received:
-		default:
-			os.Exit(1)
-		}
-	})
+	// at once; the guard ends the standby if the parent goes first.
+	g := guardParent(parent, sigs)
 	p, fds, err := receiveProgram(ctl)
-	handed.Lock()
-	close(received)
-	handed.Unlock()
 	if err != nil || orphaned() {
 		return 1
 	}
@@ -364,7 +355,7 @@ func standBy(parent, ctl int) int {
 	}
 	reply(replyStarted)
 	syscall.Close(ctl)
-	return watch(parent, sigs, cmd)
+	return g.wait(cmd)
 }
 
 // receiveProgram reads one program and its descriptors from ctl.

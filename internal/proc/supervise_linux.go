@@ -93,6 +93,7 @@ func supervise(parent int, path string, argv []string) int {
 		return 1
 	}
 	_ = os.Unsetenv(supervisorEnv)
+	g := guardParent(parent, sigs)
 	if err := confineThread(); err != nil {
 		os.Stderr.WriteString(supervisorArg0 + ": " + err.Error() + "\n")
 		return 126
@@ -105,7 +106,7 @@ func supervise(parent int, path string, argv []string) int {
 		}
 		return 127
 	}
-	return watch(parent, sigs, cmd)
+	return g.wait(cmd)
 }
 
 // notifySignals sends to sigs the signals that end a process by default
@@ -114,44 +115,49 @@ func notifySignals(sigs chan<- os.Signal) {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 }
 
-// watch waits for the started program cmd to end and returns the exit
-// status to exit with; when the parent dies first, it ends the group. The
-// calling goroutine waits for the program itself, so that its end is
-// passed on without a hop to another thread.
-func watch(parent int, sigs <-chan os.Signal, cmd *exec.Cmd) int {
-	done := make(chan struct{})
-	var reaping atomic.Bool
-	go watchParent(parent, sigs, done, func() {
-		reaping.Store(true)
-		reapOwnGroup(done)
-	})
+// guard ends the supervisor's group, the supervisor included, once the
+// supervisor's parent is gone: it checks on every signal and twice a
+// second (the parent-death signal can be lost: it follows the thread that
+// started the supervisor). It watches from a goroutine of its own, so
+// that the supervisor's main goroutine waits for the program itself and
+// passes its end on without a hop to another thread.
+type guard struct {
+	done    chan struct{} // closed when the program has ended
+	reaping atomic.Bool
+}
+
+// guardParent starts guarding the supervisor whose parent is parent.
+func guardParent(parent int, sigs <-chan os.Signal) *guard {
+	g := &guard{done: make(chan struct{})}
+	go func() {
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-g.done:
+				return
+			case <-sigs:
+			case <-tick.C:
+			}
+			if os.Getppid() != parent {
+				g.reaping.Store(true)
+				reapOwnGroup(g.done)
+			}
+		}
+	}()
+	return g
+}
+
+// wait waits for the started program cmd to end and returns the exit
+// status to exit with.
+func (g *guard) wait(cmd *exec.Cmd) int {
 	_ = cmd.Wait()
-	close(done)
-	if reaping.Load() {
-		// reapOwnGroup ends the rest of the group, then this process.
+	close(g.done)
+	if g.reaping.Load() {
+		// The guard ends the rest of the group, then this process.
 		select {}
 	}
 	return exitStatus(cmd.ProcessState)
-}
-
-// watchParent calls orphaned when the parent is no longer parent, which
-// it checks on every signal and twice a second (the parent-death signal
-// can be lost: it follows the thread that started the supervisor), until
-// done is closed.
-func watchParent(parent int, sigs <-chan os.Signal, done <-chan struct{}, orphaned func()) {
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-sigs:
-		case <-tick.C:
-		}
-		if os.Getppid() != parent {
-			orphaned()
-		}
-	}
 }
 
 // reapOwnGroup ends the supervisor's group, itself included.
