@@ -103,9 +103,15 @@ func KeepStandby(on bool) {
 	}
 }
 
+// runtimeVars are the variables of ralph's environment a standby gets:
+// what Go's runtime reads, so that it runs as a cold supervisor would (a
+// coverage build, for one, warns on exit without GOCOVERDIR).
+var runtimeVars = []string{"GOCOVERDIR", "GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK"}
+
 // newStandby starts a supervisor that waits for its program. Its
-// environment holds only what marks it as one: it must not carry ralph's
-// secrets, nor can it know the program's environment yet.
+// environment holds what marks it as one and Go's runtime variables
+// only: it must not carry ralph's secrets, nor can it know the program's
+// environment yet.
 func newStandby() (*standby, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -118,10 +124,7 @@ func newStandby() (*standby, error) {
 	cmd := &exec.Cmd{
 		Path: supervisorPath(),
 		Args: []string{supervisorArg0},
-		Env: []string{
-			supervisorEnv + "=" + strconv.Itoa(os.Getpid()),
-			standbyEnv + "=" + strconv.Itoa(controlFD),
-		},
+		Env:  standbyEnviron(),
 		// Not ralph's directory, which may be a worktree removed later.
 		Dir:        "/",
 		ExtraFiles: []*os.File{child},
@@ -135,6 +138,16 @@ func newStandby() (*standby, error) {
 		return nil, fmt.Errorf("standby: %w", err)
 	}
 	return &standby{cmd: cmd, ctl: fds[0]}, nil
+}
+
+func standbyEnviron() []string {
+	env := []string{supervisorEnv + "=" + strconv.Itoa(os.Getpid()), standbyEnv + "=" + strconv.Itoa(controlFD)}
+	for _, name := range runtimeVars {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // discard ends sb and its group and reaps it.

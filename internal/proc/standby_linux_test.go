@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -297,5 +298,24 @@ func TestStandbyConcurrentRuns(t *testing.T) {
 	}
 	if got := standbyStarts.Load() - before; got < 1 {
 		t.Errorf("no program started on the standby")
+	}
+}
+
+// A standby, started before ralph knows what it will run, holds none of
+// ralph's environment (its secrets) while it waits: only what marks it
+// as a standby.
+func TestStandbyEnvironmentHoldsNoSecret(t *testing.T) {
+	t.Setenv("RALPH_TEST_SECRET", "s3cret")
+	KeepStandby(false)
+	pid := warmStandby(t)
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(strings.TrimRight(string(data), "\x00"), "\x00") {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != supervisorEnv && name != standbyEnv && !slices.Contains(runtimeVars, name) {
+			t.Errorf("the standby's environment holds %s", name)
+		}
 	}
 }
