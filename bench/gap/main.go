@@ -16,8 +16,13 @@
 //     one's start;
 //   - the floor: a plain loop spawning the same stand-in N times with the
 //     same prompt on its standard input, reading its output; the same gap;
-//   - the same loop with each start through ralph's supervisor (the ralph
-//     binary re-executed, as ralph starts every agent): what that costs.
+//   - the same loop with each start through ralph's supervisor, as ralph
+//     starts every agent (proc.Run, with the ralph binary as the
+//     supervisor): once cold, re-executing ralph for every start, and twice
+//     with the standby supervisor proc starts while the previous program
+//     runs: back to back, and with a pause after each program (not
+//     counted) in which the standby gets ready, as it does while an agent
+//     runs. What each costs over the floor.
 //
 // It prints the median gap of each with the load average, and what ralph's
 // gap is made of: a run whose git goes through a logging wrapper (this
@@ -35,6 +40,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -45,6 +51,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 // Environment of the stand-in agent and the git wrapper.
@@ -288,34 +296,67 @@ func (b *bench) runRalph(iterations int, session, gitLog string) ([][2]int64, ti
 	return spans, wall, err
 }
 
-// floor spawns the stand-in n times in a plain loop, as ralph would: the
-// prompt on its standard input, its output read to the end.
-// With supervised, each start goes through ralph's supervisor (the ralph
-// binary re-executed, as ralph starts every agent), so the difference is
-// what the supervisor costs.
-func (b *bench) floor(n int, supervised bool) ([][2]int64, error) {
+// How the floor loop starts the stand-in.
+const (
+	plain   = iota // exec, in a new session
+	cold           // proc.Run, re-executing ralph as the supervisor of each start
+	standby        // proc.Run, on the supervisor started while the previous one ran
+)
+
+// floor spawns the stand-in n times in a loop, as ralph would: the prompt
+// on its standard input, its output read to the end, and returns the
+// gaps. With how plain it is the floor; through proc.Run (cold, standby)
+// the difference is what starting through ralph's supervisor costs. With
+// pause, the loop waits that long after each program, as ralph's own work
+// between two agents does, and the pause is not counted in the gap: the
+// standby started while the last program ran has then had the time to be
+// ready, as it has while an agent runs for seconds.
+func (b *bench) floor(n, how int, pause time.Duration) ([]float64, error) {
 	log := filepath.Join(filepath.Dir(b.session), "floor.log")
 	os.Remove(log)
 	prompt := strings.Repeat("p", 8192)
-	env := append(os.Environ(), envLog+"="+log, envSession+"="+b.session)
-	if supervised {
-		env = append(env, "RALPH_PROC_SUPERVISOR="+strconv.Itoa(os.Getpid()))
+	env := []string{envLog + "=" + log, envSession + "=" + b.session}
+	argv := []string{filepath.Join(filepath.Dir(b.session), "bin", "claude"), "-p", "--output-format", "stream-json", "--verbose"}
+	if how != plain {
+		proc.SuperviseAs(b.ralph)
+		proc.KeepStandby(how == standby)
+		defer proc.KeepStandby(false)
 	}
-	claude := filepath.Join(filepath.Dir(b.session), "bin", "claude")
-	for range n {
-		cmd := exec.Command(claude, "-p", "--output-format", "stream-json", "--verbose")
-		if supervised {
-			cmd = &exec.Cmd{Path: b.ralph, Args: []string{"ralph-supervisor", claude, claude, "-p", "--output-format", "stream-json", "--verbose"}}
+	paused := make([]float64, n)
+	for i := range n {
+		if how != plain {
+			res, err := proc.Run(context.Background(), proc.Spec{Argv: argv, Dir: b.dir, Env: env, Stdin: strings.NewReader(prompt)})
+			if err != nil {
+				return nil, err
+			}
+			if res.ExitCode != 0 {
+				return nil, fmt.Errorf("the stand-in exited with %d: %s", res.ExitCode, res.Stderr)
+			}
+		} else {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = b.dir
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Stdin = strings.NewReader(prompt)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if _, err := cmd.Output(); err != nil {
+				return nil, err
+			}
 		}
-		cmd.Dir = b.dir
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(prompt)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if _, err := cmd.Output(); err != nil {
-			return nil, err
+		if pause > 0 {
+			t0 := time.Now()
+			time.Sleep(pause)
+			paused[i] = float64(time.Since(t0)) / 1e6
 		}
 	}
-	return readSpans(log)
+	spans, err := readSpans(log)
+	if err != nil {
+		return nil, err
+	}
+	g := gaps(spans)
+	for i := range g {
+		g[i] -= paused[i]
+	}
+	return g, nil
 }
 
 // childCPU is the user and system time of every child process this one
@@ -373,9 +414,13 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// standbyPause is how long the standby floor loop waits after each
+// program, outside the gap: longer than a supervisor takes to start.
+const standbyPause = 30 * time.Millisecond
+
 func (b *bench) gap(iterations, rounds int) error {
 	before := loadavg()
-	var ralphGaps, otherGaps, floorGaps, supGaps []float64
+	var ralphGaps, otherGaps, floorGaps, coldGaps, backGaps, standbyGaps []float64
 	var ralphCPU, otherCPU, floorCPU time.Duration
 	for range rounds {
 		c0 := childCPU()
@@ -397,16 +442,24 @@ func (b *bench) gap(iterations, rounds int) error {
 			otherGaps = append(otherGaps, gaps(spans)...)
 		}
 		c0 = childCPU()
-		spans, err = b.floor(iterations, false)
+		g, err := b.floor(iterations, plain, 0)
 		if err != nil {
 			return err
 		}
 		floorCPU += childCPU() - c0
-		floorGaps = append(floorGaps, gaps(spans)...)
-		if spans, err = b.floor(iterations, true); err != nil {
+		floorGaps = append(floorGaps, g...)
+		if g, err = b.floor(iterations, cold, 0); err != nil {
 			return err
 		}
-		supGaps = append(supGaps, gaps(spans)...)
+		coldGaps = append(coldGaps, g...)
+		if g, err = b.floor(iterations, standby, 0); err != nil {
+			return err
+		}
+		backGaps = append(backGaps, g...)
+		if g, err = b.floor(iterations, standby, standbyPause); err != nil {
+			return err
+		}
+		standbyGaps = append(standbyGaps, g...)
 	}
 	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, loadavg())
 	r, f := median(ralphGaps), median(floorGaps)
@@ -422,12 +475,12 @@ func (b *bench) gap(iterations, rounds int) error {
 		fmt.Printf("   -vs %.2f ms", per(otherCPU))
 	}
 	fmt.Println()
-	return b.composition(iterations, median(supGaps)-f)
+	return b.composition(iterations, median(coldGaps)-f, median(backGaps)-f, median(standbyGaps)-f)
 }
 
 // composition runs ralph once more with git behind the logging wrapper and
 // prints the git processes that fall between two agent sessions.
-func (b *bench) composition(iterations int, supervisor float64) error {
+func (b *bench) composition(iterations int, cold, back, standby float64) error {
 	gitLog := filepath.Join(filepath.Dir(b.session), "git.log")
 	os.Remove(gitLog)
 	spans, _, err := b.runRalph(iterations, b.session, gitLog)
@@ -474,7 +527,7 @@ func (b *bench) composition(iterations int, supervisor float64) error {
 	for _, s := range subs {
 		fmt.Printf("    git %-14s %4.1f per gap, %6.2f ms per gap\n", s, float64(by[s].n)/n, by[s].ms/n)
 	}
-	fmt.Printf("    starting the agent through ralph's supervisor (the same loop, each start re-executing ralph as ralph does): %.2f ms per gap\n", supervisor)
+	fmt.Printf("    starting the agent through ralph's supervisor (the same loop through proc.Run, less the floor): %.2f ms per gap on the standby started while the last one ran (ralph's way; the loop pauses %v after each program, not counted, so the standby is ready as it is after an agent); back to back %.2f ms (the standby still starting); cold %.2f ms (each start re-executing ralph)\n", standby, standbyPause, back, cold)
 	fmt.Printf("    the rest: ralph's own work in-process (store, .ralph/ files, prompt, stall tracker, guard reads)\n")
 	return nil
 }

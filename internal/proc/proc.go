@@ -25,7 +25,12 @@
 // supervisor cannot start (no /proc), the program runs directly in its own
 // group, as it does on other systems. Each supervisor costs a fork and exec
 // of ralph's binary: about 2.5 ms per agent call (bench/overhead.sh, claude
-// backend, 18.5 ms before, 21.0 ms after, store records included).
+// backend, 18.5 ms before, 21.0 ms after, store records included). So that
+// this is not paid between two programs, Run starts the next supervisor
+// while a program runs: a standby, which waits on a control socket until
+// the next Run hands it the program, its streams and its ruleset, and
+// which ends when that socket closes (see standby_linux.go). When there is
+// none, or it cannot start the program, Run starts one the cold way.
 //
 // A supervisor killed outright (SIGKILL, the OOM killer) cannot clean up.
 // For that, a caller records every group it starts through a StartHook
@@ -233,6 +238,7 @@ var nestedAgentVars = []string{
 	// A ralph run by an agent marks its own groups.
 	tokenEnv,
 	supervisorEnv,
+	standbyEnv,
 	sandboxEnv,
 }
 
@@ -335,14 +341,16 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		cmd.WaitDelay = PipeGrace
 		return cmd
 	}
-	cmd := setup(command(path, s.Argv, env))
-
 	start := time.Now()
-	if s.Ruleset != nil && cmd.Path == path {
-		err = errNoSupervisor
-	} else {
-		handOver(cmd, s)
-		err = cmd.Start()
+	cmd, wait, warm := startOnStandby(s, path, env, outW, errW)
+	if !warm {
+		cmd = setup(command(path, s.Argv, env))
+		if s.Ruleset != nil && cmd.Path == path {
+			err = errNoSupervisor
+		} else {
+			handOver(cmd, s)
+			err = cmd.Start()
+		}
 	}
 	if err != nil && cmd.Path != path && s.Ruleset == nil {
 		// The supervisor could not start (no /proc?): run the program
@@ -360,6 +368,14 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	// The child has its own copies of the write ends.
 	outW.Close()
 	errW.Close()
+	if !warm {
+		wait = cmd.Wait
+	}
+	if warm || cmd.Path != path {
+		// Supervised: the next program's supervisor starts while this
+		// one runs.
+		defer refillStandby()()
+	}
 	pgid := cmd.Process.Pid
 	adopt(pgid)
 	var res Result
@@ -401,7 +417,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}()
 
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { exited <- wait() }()
 
 	grace := s.KillGrace
 	if grace == 0 {

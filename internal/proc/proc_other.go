@@ -2,7 +2,10 @@
 
 package proc
 
-import "os"
+import (
+	"os"
+	"os/exec"
+)
 
 // Without Linux's parent-death signal and /proc, a process runs directly
 // in its own group (a session on Unix, a job object on Windows), and no
@@ -27,3 +30,18 @@ func (noProcs) Members(pgid int) []int              { return nil }
 func (noProcs) HasToken(pid int, token string) bool { return false }
 
 func processes() ProcessTable { return noProcs{} }
+
+// standbyEnv marks a standby supervisor on Linux; it is only removed here.
+const standbyEnv = "RALPH_PROC_STANDBY"
+
+// SuperviseAs does nothing here: there is no supervisor to start.
+func SuperviseAs(path string) {}
+
+// KeepStandby does nothing here: there is no supervisor to keep.
+func KeepStandby(on bool) {}
+
+func startOnStandby(s Spec, path string, env []string, stdout, stderr *os.File) (*exec.Cmd, func() error, bool) {
+	return nil, nil, false
+}
+
+func refillStandby() (wait func()) { return func() {} }

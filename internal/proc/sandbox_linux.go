@@ -33,6 +33,12 @@ func confineThread() error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %s=%q", sandboxEnv, v)
 	}
+	return restrictThread(fd)
+}
+
+// restrictThread enforces the Landlock ruleset fd on the calling
+// goroutine's thread, which stays locked to it, and closes fd.
+func restrictThread(fd int) error {
 	defer syscall.Close(fd)
 	runtime.LockOSThread()
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); e != 0 {

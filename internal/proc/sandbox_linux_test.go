@@ -26,14 +26,35 @@ func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
 	secret := filepath.Join(outside, "secret")
 	os.WriteFile(secret, []byte("s3cret"), 0o600)
 	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{ws}, Devices: []string{"/dev"}}
+	rs := ruleset(t, pol)
+	for _, warm := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cold", true: "standby"}[warm], func(t *testing.T) {
+			os.Remove(filepath.Join(ws, "inside"))
+			confinedRun(t, rs, warm, secret, ws, outside)
+		})
+	}
+}
+
+// confinedRun runs the confining test's program once, on a standby when
+// warm.
+func confinedRun(t *testing.T, rs *os.File, warm bool, secret, ws, outside string) {
+	if warm {
+		warmStandby(t)
+	} else {
+		coldStart(t)
+	}
+	before := standbyStarts.Load()
 	var out []string
-	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_FD; [ -e /proc/$$/fd/3 ] && echo leaked-fd; true`
+	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_FD; [ -e /proc/$$/fd/3 ] && echo leaked-fd; [ -e /proc/$$/fd/4 ] && echo leaked-fd; true`
 	res, err := Run(context.Background(), Spec{
 		Argv: []string{"sh", "-c", script, "sh", secret, outside}, Dir: ws,
-		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: rs,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if warm && standbyStarts.Load() != before+1 {
+		t.Fatal("the program did not start on a standby")
 	}
 	if strings.Contains(strings.Join(out, "\n"), "s3cret") || !strings.Contains(res.Stderr, secret+": Permission denied") {
 		t.Errorf("the secret was read: out %q, stderr %q", out, res.Stderr)
@@ -62,15 +83,23 @@ func TestRunSandboxUnappliedNeverRunsUnconfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer notRuleset.Close()
-	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Ruleset: notRuleset})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ExitCode != 126 || !strings.Contains(res.Stderr, "sandbox: landlock_restrict_self") {
-		t.Errorf("exit %d, stderr %q", res.ExitCode, res.Stderr)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
-		t.Errorf("the program ran")
+	for _, warm := range []bool{false, true} {
+		if warm {
+			warmStandby(t)
+		} else {
+			coldStart(t)
+		}
+		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Ruleset: notRuleset})
+		KeepStandby(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 126 || strings.Count(res.Stderr, "sandbox: landlock_restrict_self") != 1 {
+			t.Errorf("warm %v: exit %d, stderr %q", warm, res.ExitCode, res.Stderr)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+			t.Errorf("warm %v: the program ran", warm)
+		}
 	}
 }
 

@@ -36,10 +36,20 @@ var canSupervise atomic.Bool
 func RunSupervisor() {
 	canSupervise.Store(true)
 	parent, ok := os.LookupEnv(supervisorEnv)
-	if !ok || len(os.Args) < 3 || os.Args[0] != supervisorArg0 {
+	if !ok || len(os.Args) == 0 || os.Args[0] != supervisorArg0 {
 		return
 	}
 	pid, _ := strconv.Atoi(parent)
+	if ctl, ok := os.LookupEnv(standbyEnv); ok {
+		fd, err := strconv.Atoi(ctl)
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(standBy(pid, fd))
+	}
+	if len(os.Args) < 3 {
+		return
+	}
 	os.Exit(supervise(pid, os.Args[1], os.Args[2:]))
 }
 
@@ -53,7 +63,7 @@ func command(path string, argv, env []string) *exec.Cmd {
 	}
 	args := append([]string{supervisorArg0, path}, argv...)
 	return &exec.Cmd{
-		Path: "/proc/self/exe",
+		Path: supervisorPath(),
 		Args: args,
 		Env:  append(env, supervisorEnv+"="+strconv.Itoa(os.Getpid())),
 		SysProcAttr: &syscall.SysProcAttr{
@@ -77,13 +87,13 @@ func supervise(parent int, path string, argv []string) int {
 	// The group signals ralph sends reach the program directly; the
 	// supervisor itself only watches for its parent's death.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	orphaned := func() bool { return os.Getppid() != parent }
-	if orphaned() {
+	notifySignals(sigs)
+	if os.Getppid() != parent {
 		// Ralph died before the parent-death signal was armed.
 		return 1
 	}
 	_ = os.Unsetenv(supervisorEnv)
+	g := guardParent(parent, sigs)
 	if err := confineThread(); err != nil {
 		os.Stderr.WriteString(supervisorArg0 + ": " + err.Error() + "\n")
 		return 126
@@ -96,26 +106,58 @@ func supervise(parent int, path string, argv []string) int {
 		}
 		return 127
 	}
-	done := make(chan struct{})
+	return g.wait(cmd)
+}
+
+// notifySignals sends to sigs the signals that end a process by default
+// and that a supervisor must survive while its parent lives.
+func notifySignals(sigs chan<- os.Signal) {
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+}
+
+// guard ends the supervisor's group, the supervisor included, once the
+// supervisor's parent is gone: it checks on every signal and twice a
+// second (the parent-death signal can be lost: it follows the thread that
+// started the supervisor). It watches from a goroutine of its own, so
+// that the supervisor's main goroutine waits for the program itself and
+// passes its end on without a hop to another thread.
+type guard struct {
+	done    chan struct{} // closed when the program has ended
+	reaping atomic.Bool
+}
+
+// guardParent starts guarding the supervisor whose parent is parent.
+func guardParent(parent int, sigs <-chan os.Signal) *guard {
+	g := &guard{done: make(chan struct{})}
 	go func() {
-		_ = cmd.Wait()
-		close(done)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-g.done:
+				return
+			case <-sigs:
+			case <-tick.C:
+			}
+			if os.Getppid() != parent {
+				g.reaping.Store(true)
+				reapOwnGroup(g.done)
+			}
+		}
 	}()
-	// The parent-death signal can be lost (it follows the thread that
-	// started the supervisor), so the parent is also checked now and then.
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return exitStatus(cmd.ProcessState)
-		case <-sigs:
-		case <-tick.C:
-		}
-		if orphaned() {
-			reapOwnGroup(done)
-		}
+	return g
+}
+
+// wait waits for the started program cmd to end and returns the exit
+// status to exit with.
+func (g *guard) wait(cmd *exec.Cmd) int {
+	_ = cmd.Wait()
+	close(g.done)
+	if g.reaping.Load() {
+		// The guard ends the rest of the group, then this process.
+		select {}
 	}
+	return exitStatus(cmd.ProcessState)
 }
 
 // reapOwnGroup ends the supervisor's group, itself included.
