@@ -122,19 +122,21 @@ func cmdline(pid int) string {
 	return s
 }
 
-// environHas reports whether pid's environment holds the variable kv
-// ("NAME=value").
-func environHas(pid int, kv string) bool {
+// environHas reports whether process pid's environment holds kv
+// ("NAME=value"), and
+// whether it could be read at all: it cannot be for a moment while the
+// process execs (it reads as empty), nor for a process of another user.
+func environHas(pid int, kv string) (has, read bool) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
+	if err != nil || len(data) == 0 {
+		return false, false
 	}
 	for _, v := range bytes.Split(data, []byte{0}) {
 		if string(v) == kv {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, true
 }
 
 // procfs is the live process table, read from /proc.
@@ -159,7 +161,11 @@ func (procfs) Members(pgid int) []int {
 }
 
 func (procfs) HasToken(pid int, token string) bool {
-	return token != "" && environHas(pid, tokenEnv+"="+token)
+	if token == "" {
+		return false
+	}
+	has, _ := environHas(pid, tokenEnv+"="+token)
+	return has
 }
 
 func processes() ProcessTable { return procfs{} }

@@ -212,7 +212,7 @@ func standbysOf(parent, skip int) []int {
 		if err != nil || !strings.Contains(string(data), "\nPPid:\t"+strconv.Itoa(parent)+"\n") {
 			continue
 		}
-		if environHas(pid, standbyEnv+"="+strconv.Itoa(controlFD)) {
+		if has, _ := environHas(pid, standbyEnv+"="+strconv.Itoa(controlFD)); has {
 			out = append(out, pid)
 		}
 	}
