@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/task"
@@ -40,9 +41,18 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	if r.iteration == 0 && e.opt.Snapshots != nil {
 		// The tree as the task's start left it: what its first
 		// iteration's change is measured from.
-		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0); err != nil {
+		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0, snapshot.Changes{}); err != nil {
 			e.log.Warn("record the task's starting tree", "err", err)
 		}
+	}
+	if e.opt.Snapshots != nil {
+		// The chain of the task's iterations is written in the
+		// background; it is whole when the task's loop returns.
+		defer func() {
+			if err := e.opt.Snapshots.FlushIterations(); err != nil {
+				e.log.Warn("record the task's iterations", "err", err)
+			}
+		}()
 	}
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
@@ -57,6 +67,8 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	}
 	tracker := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
 	defer tracker.Close()
+	r.tree = treeWatch{tracker: tracker}
+	defer func() { r.tree = treeWatch{} }()
 	if h, err := tracker.Hash(ctx); err == nil {
 		det.SetBaseline(h)
 	}
@@ -121,7 +133,9 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		// Stall detection, on every iteration that ran to its end.
 		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors, Idle: r.idle}
 		r.idle = false
-		if h, err := tracker.Hash(ctx); err == nil {
+		if h, ok := r.tree.take(); ok {
+			obs.TreeHash = h // what the iteration's snapshot recorded
+		} else if h, err := tracker.Hash(ctx); err == nil {
 			obs.TreeHash = h
 		}
 		if v := det.Observe(obs); v.Stalled() {
@@ -332,7 +346,7 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	tree := ""
 	if e.opt.Snapshots != nil {
 		var err error
-		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration); err != nil {
+		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, r.tree.changes(wctx)); err != nil {
 			e.log.Warn("record the iteration's tree", "err", err)
 		}
 	}
