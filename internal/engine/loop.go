@@ -109,6 +109,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		// Before the agent runs: nothing above ended the task.
 		r.iteration++
 		ran++
+		r.tree.take() // a hash an earlier iteration read is not this one's
 		it, err := e.iterate(ctx, r)
 		if err != nil {
 			return Outcome{}, err
