@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +111,11 @@ func (r *Repo) stagePaths(ctx context.Context, paths []string) error {
 		if p == "" || workspace.IsPrivate(p) || inGitDir(p) {
 			continue
 		}
+		if d := r.nestedRepo(p); d != "" {
+			// git add records a repository as one entry; update-index
+			// would take its files one by one.
+			return fmt.Errorf("%s is inside the repository %s", p, d)
+		}
 		list = append(list, p)
 	}
 	if len(list) == 0 {
@@ -117,6 +124,17 @@ func (r *Repo) stagePaths(ctx context.Context, paths []string) error {
 	in := []byte(strings.Join(list, "\x00") + "\x00")
 	_, err := r.git(ctx, in, nil, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
 	return err
+}
+
+// nestedRepo returns the directory above the slash-separated path p that
+// holds a repository of its own (a .git entry), "" when none does.
+func (r *Repo) nestedRepo(p string) string {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(r.top, filepath.FromSlash(d), ".git")); err == nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // indexExists reports whether the private index is there (stage seeds it

@@ -239,6 +239,29 @@ func TestSaveIterationChanges(t *testing.T) {
 	}
 	gitCalls(t, log)
 
+	// A file of a repository inside the tree: git records the repository
+	// as one entry (a gitlink), as a full read does.
+	write("nest/x.txt", "x\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "x.txt"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = filepath.Join(dir, "nest")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if _, err := r.SaveIteration(ctx, 1, 5, Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	write("nest/x.txt", "x changed\n")
+	nested, err := r.SaveIteration(ctx, 1, 6, Changes{Known: true, Paths: []string{"nest/x.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := treeFiles(t, dir, nested); slices.Contains(got, "nest/x.txt") || !slices.Contains(got, "nest") {
+		t.Errorf("tree after a change inside a nested repository holds %v, want the repository as one entry", got)
+	}
+	gitCalls(t, log)
+
 	// The dashboard's diffs: the change, then nothing.
 	st, err := r.StatTrees(ctx, same, two)
 	if err != nil || st.Files != 3 || st.Added != 2 || st.Deleted != 1 {
@@ -260,7 +283,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("%s task 1 iteration 4\n%s task 1 iteration 3\n%s task 1 iteration 2\n%s task 1 iteration 1\n%s task 1 iteration 0\n", four, full, two, same, base)
+	want := fmt.Sprintf("%s task 1 iteration 6\n%s task 1 iteration 5\n%s task 1 iteration 4\n%s task 1 iteration 3\n%s task 1 iteration 2\n%s task 1 iteration 1\n%s task 1 iteration 0\n", nested, nested, four, full, two, same, base)
 	if string(out) != want {
 		t.Errorf("chain =\n%s\nwant\n%s", out, want)
 	}

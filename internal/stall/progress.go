@@ -136,6 +136,12 @@ func (t *Tracker) note(changed, wasDir map[string]bool) {
 		t.pending = map[string]bool{}
 	}
 	for p := range changed {
+		if path.Base(p) == ".git" {
+			// A repository came or went inside the tree: git records it
+			// as one entry, whose files are not the tree's.
+			t.seen = false
+			continue
+		}
 		if t.ignored[p] || t.inGit(p) {
 			continue
 		}

@@ -178,4 +178,8 @@ func TestTrackerChanges(t *testing.T) {
 	if paths, complete := hashAndChanges(); !complete || len(paths) != 0 {
 		t.Errorf("changes after the directories settled = %v complete %v", paths, complete)
 	}
+	runGit(t, filepath.Join(dir, "src", "p1"), "init", "-q")
+	if _, complete := hashAndChanges(); complete {
+		t.Error("changes are complete after a repository came inside the tree")
+	}
 }
