@@ -346,8 +346,12 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	// diff; a failure to record it costs only that.
 	tree := ""
 	if e.opt.Snapshots != nil {
+		ch := r.tree.changes(wctx)
+		if e.opt.Snapshots.Root() != e.ws.Root {
+			ch = snapshot.Changes{} // the Tracker's paths are not the snapshots'
+		}
 		var err error
-		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, r.tree.changes(wctx)); err != nil {
+		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, ch); err != nil {
 			e.log.Warn("record the iteration's tree", "err", err)
 		}
 	}
