@@ -143,16 +143,18 @@ func refDirs(ctx context.Context, dir string) (gitDir, common string) {
 // with every loose ref in it. ok is false when a loose ref is symbolic
 // (its value is another ref's, whose file is not stamped).
 func refFiles(gitDir, common string, o Origin) (stamps []refStamp, ok bool) {
-	stamp := func(path string, read bool) bool {
+	// A loose ref's content is stamped too; only HEAD may be symbolic.
+	const loose, head = 1, 2
+	stamp := func(path string, read int) bool {
 		fi, err := os.Lstat(path)
 		if err != nil {
 			stamps = append(stamps, refStamp{path: path})
 			return errors.Is(err, fs.ErrNotExist)
 		}
 		s := stampFile(path, fi)
-		if read && fi.Mode().IsRegular() {
+		if read != 0 && fi.Mode().IsRegular() {
 			b, err := os.ReadFile(path)
-			if err != nil || bytes.HasPrefix(b, []byte("ref:")) {
+			if err != nil || (read == loose && bytes.HasPrefix(b, []byte("ref:"))) {
 				return false
 			}
 			s.content = string(b)
@@ -160,15 +162,15 @@ func refFiles(gitDir, common string, o Origin) (stamps []refStamp, ok bool) {
 		stamps = append(stamps, s)
 		return true
 	}
-	if !stamp(filepath.Join(gitDir, "HEAD"), false) || !stamp(filepath.Join(common, "packed-refs"), false) ||
-		!stamp(filepath.Join(common, filepath.FromSlash(snapshot.TipRef)), true) {
+	if !stamp(filepath.Join(gitDir, "HEAD"), head) || !stamp(filepath.Join(common, "packed-refs"), 0) ||
+		!stamp(filepath.Join(common, filepath.FromSlash(snapshot.TipRef)), loose) {
 		return nil, false
 	}
-	if o.Branch != "" && !stamp(filepath.Join(common, filepath.FromSlash(o.Branch)), true) {
+	if o.Branch != "" && !stamp(filepath.Join(common, filepath.FromSlash(o.Branch)), loose) {
 		return nil, false
 	}
 	root := filepath.Join(common, filepath.FromSlash(strings.TrimSuffix(snapshot.RefPrefix, "/")))
-	if !stamp(root, false) {
+	if !stamp(root, 0) {
 		return nil, false
 	}
 	ok = true
@@ -182,7 +184,11 @@ func refFiles(gitDir, common string, o Origin) (stamps []refStamp, ok bool) {
 		case path == root:
 			return nil
 		}
-		if !stamp(path, !d.IsDir()) {
+		read := loose
+		if d.IsDir() {
+			read = 0
+		}
+		if !stamp(path, read) {
 			ok = false
 			return fs.SkipAll
 		}
