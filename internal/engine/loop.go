@@ -45,15 +45,9 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 			e.log.Warn("record the task's starting tree", "err", err)
 		}
 	}
-	if e.opt.Snapshots != nil {
-		// The chain of the task's iterations is written in the
-		// background; it is whole when the task's loop returns.
-		defer func() {
-			if err := e.opt.Snapshots.FlushIterations(); err != nil {
-				e.log.Warn("record the task's iterations", "err", err)
-			}
-		}()
-	}
+	// The chain of the task's iterations is written in the background;
+	// it is whole when the task ends (finish) or its loop returns.
+	defer e.flushIterations()
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
@@ -367,6 +361,17 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	r.cost += res.Usage.CostUSD
 }
 
+// flushIterations waits until the iterations' chain holds every
+// iteration recorded so far.
+func (e *Engine) flushIterations() {
+	if e.opt.Snapshots == nil {
+		return
+	}
+	if err := e.opt.Snapshots.FlushIterations(); err != nil {
+		e.log.Warn("record the task's iterations", "err", err)
+	}
+}
+
 // agentEvent records and shows one agent event.
 func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 	var data string
@@ -428,6 +433,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 	wctx, cancel := detached(ctx)
 	defer cancel()
 	e.guardHistory(wctx, r) // the last iteration may have ended before its check
+	e.flushIterations()
 	unverified := reason == Completed && e.unverified()
 	if unverified {
 		detail = UnverifiedDetail + " (" + detail + ")"
