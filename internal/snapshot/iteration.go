@@ -57,7 +57,9 @@ type iterationState struct {
 // its tree id. ch says what changed since the previous call: an unchanged
 // tree costs no git at all, known changes cost an update-index and a
 // write-tree, unknown ones a git status more. The chain's commit is
-// written in the background, in order; FlushIterations waits for it.
+// written in the background, in order (FlushIterations waits for it),
+// except iteration 0's, the task's start, written before SaveIteration
+// returns.
 func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -87,6 +89,13 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (stri
 	r.iter.trees[ref] = tree
 	r.logger.Debug("recorded iteration", "task", task, "iteration", n, "tree", tree, "unchanged", reused, "paths", len(ch.Paths), "known", ch.Known)
 	r.commits.add(r, iterationCommit{ref: ref, tree: tree, msg: fmt.Sprintf("task %d iteration %d", task, n), at: r.now()})
+	if n == 0 {
+		// The task's start, before any agent runs: IterationBase, which
+		// the dashboard reads from another process, finds it at once.
+		if err := r.commits.flush(); err != nil {
+			return tree, fmt.Errorf("record iteration %d: %w", n, err)
+		}
+	}
 	return tree, nil
 }
 

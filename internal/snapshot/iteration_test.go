@@ -186,6 +186,10 @@ func TestSaveIterationChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The task's start is on the chain at once, for the dashboard.
+	if out, err := exec.Command("git", "-C", dir, "log", "--format=%T %s", IterationRefPrefix+"task-1").Output(); err != nil || string(out) != base+" task 1 iteration 0\n" {
+		t.Errorf("chain after iteration 0 = %q %v, want its commit at once", out, err)
+	}
 	log := gitLog(t)
 
 	// Nothing changed but ralph's own bookkeeping: no git at all.
