@@ -50,6 +50,9 @@ const WalkEnv = "RALPH_STALL_WALK"
 // and, knowing nothing of git, hashes ignored files too. When it falls back
 // in the middle of a task, the hash changes once although the tree did not.
 //
+// Changes hands what the kernel reported to the iteration snapshots, so
+// that recording an iteration's tree needs no git status.
+//
 // A Tracker is not safe for concurrent use. Close releases the watch.
 type Tracker struct {
 	dir    string
