@@ -6,10 +6,12 @@
 #
 # The stand-in is a claude that prints a recorded stream-json session and
 # exits; ralph runs it through its claude backend over a committed project
-# of FILES files. Each round runs ralph for ITERATIONS iterations, then the
-# floor loop as often; the medians of every gap are printed with the load
-# average, and then what a gap holds: the git processes ralph ran in it
-# (one more run with git behind a logging wrapper) and their time. Add
+# of FILES files. Each round runs ralph for ITERATIONS iterations, then
+# again with a stand-in that writes one file each time (the gap of an
+# iteration that changed something), then the floor loop as often; the
+# medians of every gap are printed with the load average, and then what a
+# gap holds, for either stand-in: the git processes ralph ran in it (one
+# more run with git behind a logging wrapper) and their time. Add
 # RALPH_GAP_VS=PATH to measure another ralph binary (another commit's) in
 # the same rounds. See bench/gap for the details.
 set -eu

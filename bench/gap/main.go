@@ -14,6 +14,10 @@
 //   - ralph: `ralph run --agent claude --max-iterations N` over the
 //     project; the gap is the time from one stand-in's end to the next
 //     one's start;
+//   - ralph again, with a stand-in that also writes one file of the
+//     project (gap-write.txt, removed afterwards) each time: the gap of
+//     iterations that change something, which ralph records as their
+//     tree;
 //   - the floor: a plain loop spawning the same stand-in N times with the
 //     same prompt on its standard input, reading its output; the same gap;
 //   - the same loop with each start through ralph's supervisor, as ralph
@@ -61,6 +65,7 @@ const (
 	envSession  = "RALPH_GAP_SESSION"  // the stream it prints
 	envGitLog   = "RALPH_GAP_GITLOG"   // the git wrapper appends "start end args" here
 	envRealGit  = "RALPH_GAP_REAL_GIT" // the git the wrapper runs
+	envWrite    = "RALPH_GAP_WRITE"    // the file the stand-in writes, when set
 	promise     = "<promise>COMPLETE</promise>"
 	sessionFile = "internal/agent/claude/testdata/success.jsonl"
 )
@@ -120,6 +125,13 @@ func standIn() {
 		os.Exit(1)
 	}
 	os.Stdout.Write(session)
+	if name := os.Getenv(envWrite); name != "" {
+		// One change an iteration, as an agent at work makes.
+		if err := os.WriteFile(name, []byte(fmt.Sprintf("written at %d\n", start)), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	appendLine(os.Getenv(envLog), fmt.Sprintf("%d %d", start, time.Now().UnixNano()))
 }
 
@@ -270,14 +282,23 @@ func run(dir string, stdin []byte, argv ...string) error {
 	return nil
 }
 
+// writeName is the file the writing stand-in writes in the project.
+const writeName = "gap-write.txt"
+
 // runRalph runs one `ralph run` and returns the stand-in's log lines and
-// the run's wall time. gitLog, when set, routes git through the wrapper.
-func (b *bench) runRalph(iterations int, session, gitLog string) ([][2]int64, time.Duration, error) {
+// the run's wall time. gitLog, when set, routes git through the wrapper;
+// with write, the stand-in writes writeName each time (it is removed
+// after the run).
+func (b *bench) runRalph(iterations int, session, gitLog string, write bool) ([][2]int64, time.Duration, error) {
 	log := filepath.Join(filepath.Dir(b.session), "standin.log")
 	os.Remove(log)
 	cmd := exec.Command(b.ralph, "run", "--agent", "claude", "--max-iterations", strconv.Itoa(iterations), "measure the gap")
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), envLog+"="+log, envSession+"="+session)
+	if write {
+		cmd.Env = append(cmd.Env, envWrite+"="+writeName)
+		defer os.Remove(filepath.Join(b.dir, writeName))
+	}
 	if gitLog != "" {
 		real, err := exec.LookPath("git")
 		if err != nil {
@@ -420,11 +441,11 @@ const standbyPause = 30 * time.Millisecond
 
 func (b *bench) gap(iterations, rounds int) error {
 	before := loadavg()
-	var ralphGaps, otherGaps, floorGaps, coldGaps, backGaps, standbyGaps []float64
+	var ralphGaps, writeGaps, otherGaps, floorGaps, coldGaps, backGaps, standbyGaps []float64
 	var ralphCPU, otherCPU, floorCPU time.Duration
 	for range rounds {
 		c0 := childCPU()
-		spans, _, err := b.runRalph(iterations, b.session, "")
+		spans, _, err := b.runRalph(iterations, b.session, "", false)
 		ralphCPU += childCPU() - c0
 		if err != nil {
 			return err
@@ -433,9 +454,13 @@ func (b *bench) gap(iterations, rounds int) error {
 			return fmt.Errorf("ralph ran the stand-in %d times, not %d", len(spans), iterations)
 		}
 		ralphGaps = append(ralphGaps, gaps(spans)...)
+		if spans, _, err = b.runRalph(iterations, b.session, "", true); err != nil {
+			return err
+		}
+		writeGaps = append(writeGaps, gaps(spans)...)
 		if b.vs != nil {
 			c0 := childCPU()
-			if spans, _, err = b.vs.runRalph(iterations, b.vs.session, ""); err != nil {
+			if spans, _, err = b.vs.runRalph(iterations, b.vs.session, "", false); err != nil {
 				return err
 			}
 			otherCPU += childCPU() - c0
@@ -464,6 +489,8 @@ func (b *bench) gap(iterations, rounds int) error {
 	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, loadavg())
 	r, f := median(ralphGaps), median(floorGaps)
 	fmt.Printf("  ralph %.2f ms   floor (plain loop, same stand-in) %.2f ms   ralph - floor %.2f ms\n", r, f, r-f)
+	w := median(writeGaps)
+	fmt.Printf("  ralph, the stand-in writing one file each iteration: %.2f ms   - floor %.2f ms\n", w, w-f)
 	if b.vs != nil {
 		fmt.Printf("  -vs %s: %.2f ms\n", b.vs.ralph, median(otherGaps))
 	}
@@ -475,15 +502,21 @@ func (b *bench) gap(iterations, rounds int) error {
 		fmt.Printf("   -vs %.2f ms", per(otherCPU))
 	}
 	fmt.Println()
-	return b.composition(iterations, median(coldGaps)-f, median(backGaps)-f, median(standbyGaps)-f)
+	sup := [3]float64{median(coldGaps) - f, median(backGaps) - f, median(standbyGaps) - f}
+	if err := b.composition(iterations, sup, false); err != nil {
+		return err
+	}
+	return b.composition(iterations, sup, true)
 }
 
 // composition runs ralph once more with git behind the logging wrapper and
 // prints the git processes that fall between two agent sessions.
-func (b *bench) composition(iterations int, cold, back, standby float64) error {
+// sup is what starting through ralph's supervisor costs over the floor:
+// cold, back to back on the standby, and on a ready standby.
+func (b *bench) composition(iterations int, sup [3]float64, write bool) error {
 	gitLog := filepath.Join(filepath.Dir(b.session), "git.log")
 	os.Remove(gitLog)
-	spans, _, err := b.runRalph(iterations, b.session, gitLog)
+	spans, _, err := b.runRalph(iterations, b.session, gitLog, write)
 	if err != nil {
 		return err
 	}
@@ -518,7 +551,11 @@ func (b *bench) composition(iterations int, cold, back, standby float64) error {
 		}
 	}
 	n := float64(len(spans) - 1)
-	fmt.Printf("  what a gap holds (one more run, git behind a logging wrapper): %.1f git processes per gap\n", float64(total)/n)
+	what := "the stand-in changing nothing"
+	if write {
+		what = "the stand-in writing one file"
+	}
+	fmt.Printf("  what a gap holds (one more run, %s, git behind a logging wrapper): %.1f git processes per gap\n", what, float64(total)/n)
 	var subs []string
 	for s := range by {
 		subs = append(subs, s)
@@ -527,6 +564,10 @@ func (b *bench) composition(iterations int, cold, back, standby float64) error {
 	for _, s := range subs {
 		fmt.Printf("    git %-14s %4.1f per gap, %6.2f ms per gap\n", s, float64(by[s].n)/n, by[s].ms/n)
 	}
+	if write {
+		return nil
+	}
+	cold, back, standby := sup[0], sup[1], sup[2]
 	fmt.Printf("    starting the agent through ralph's supervisor (the same loop through proc.Run, less the floor): %.2f ms per gap on the standby started while the last one ran (ralph's way; the loop pauses %v after each program, not counted, so the standby is ready as it is after an agent); back to back %.2f ms (the standby still starting); cold %.2f ms (each start re-executing ralph)\n", standby, standbyPause, back, cold)
 	fmt.Printf("    the rest: ralph's own work in-process (store, .ralph/ files, prompt, stall tracker, guard reads)\n")
 	return nil
@@ -540,7 +581,7 @@ func (b *bench) taskCost(rounds int) error {
 		// One changed file for each: ralph's task snapshots it, git
 		// commits it.
 		appendLine(change, fmt.Sprintf("// ralph round %d", i))
-		spans, wall, err := b.runRalph(1, b.completing, "")
+		spans, wall, err := b.runRalph(1, b.completing, "", false)
 		if err != nil {
 			return err
 		}

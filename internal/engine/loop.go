@@ -11,6 +11,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
+	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/task"
@@ -40,10 +41,13 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	if r.iteration == 0 && e.opt.Snapshots != nil {
 		// The tree as the task's start left it: what its first
 		// iteration's change is measured from.
-		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0); err != nil {
+		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0, snapshot.Changes{}); err != nil {
 			e.log.Warn("record the task's starting tree", "err", err)
 		}
 	}
+	// The chain of the task's iterations is written in the background;
+	// it is whole when the task ends (finish) or its loop returns.
+	defer e.flushIterations()
 	start := e.now()
 	det := stall.NewDetector(e.opt.Stall)
 	// A resumed task remembers its recoveries: the next stall after one
@@ -57,6 +61,8 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	}
 	tracker := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
 	defer tracker.Close()
+	r.tree = treeWatch{tracker: tracker}
+	defer func() { r.tree = treeWatch{} }()
 	if h, err := tracker.Hash(ctx); err == nil {
 		det.SetBaseline(h)
 	}
@@ -97,6 +103,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		// Before the agent runs: nothing above ended the task.
 		r.iteration++
 		ran++
+		r.tree.take() // a hash an earlier iteration read is not this one's
 		it, err := e.iterate(ctx, r)
 		if err != nil {
 			return Outcome{}, err
@@ -121,7 +128,9 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		// Stall detection, on every iteration that ran to its end.
 		obs := stall.Observation{Iteration: r.iteration, Calls: it.calls, Errors: it.errors, Idle: r.idle}
 		r.idle = false
-		if h, err := tracker.Hash(ctx); err == nil {
+		if h, ok := r.tree.take(); ok {
+			obs.TreeHash = h // what the iteration's snapshot recorded
+		} else if h, err := tracker.Hash(ctx); err == nil {
 			obs.TreeHash = h
 		}
 		if v := det.Observe(obs); v.Stalled() {
@@ -331,8 +340,12 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	// diff; a failure to record it costs only that.
 	tree := ""
 	if e.opt.Snapshots != nil {
+		ch := r.tree.changes(wctx)
+		if e.opt.Snapshots.Root() != e.ws.Root {
+			ch = snapshot.Changes{} // the Tracker's paths are not the snapshots'
+		}
 		var err error
-		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration); err != nil {
+		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, ch); err != nil {
 			e.log.Warn("record the iteration's tree", "err", err)
 		}
 	}
@@ -346,6 +359,17 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 		e.log.Error("record iteration", "err", err)
 	}
 	r.cost += res.Usage.CostUSD
+}
+
+// flushIterations waits until the iterations' chain holds every
+// iteration recorded so far.
+func (e *Engine) flushIterations() {
+	if e.opt.Snapshots == nil {
+		return
+	}
+	if err := e.opt.Snapshots.FlushIterations(); err != nil {
+		e.log.Warn("record the task's iterations", "err", err)
+	}
 }
 
 // agentEvent records and shows one agent event.
@@ -409,6 +433,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 	wctx, cancel := detached(ctx)
 	defer cancel()
 	e.guardHistory(wctx, r) // the last iteration may have ended before its check
+	e.flushIterations()
 	unverified := reason == Completed && e.unverified()
 	if unverified {
 		detail = UnverifiedDetail + " (" + detail + ")"

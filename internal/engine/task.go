@@ -207,6 +207,8 @@ type run struct {
 	// idle marks the iteration as no progress for stall detection: it
 	// asked to finish with the previous task's plan unchanged.
 	idle bool
+	// tree is what the loop's Tracker saw of the working tree.
+	tree treeWatch
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the

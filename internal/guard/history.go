@@ -372,6 +372,19 @@ type historyState struct {
 }
 
 func readHistory(ctx context.Context, dir string, o Origin) (historyState, error) {
+	s, ok, record := cachedHistory(ctx, dir, o)
+	if ok {
+		return s, nil
+	}
+	s, err := readHistoryGit(ctx, dir, o)
+	if err == nil && record != nil {
+		record(s)
+	}
+	return s, err
+}
+
+// readHistoryGit is readHistory asking git.
+func readHistoryGit(ctx context.Context, dir string, o Origin) (historyState, error) {
 	// One git call in the common case: the branch (marked when HEAD is
 	// on it) and the snapshot refs.
 	patterns := []string{snapshot.RefPrefix, snapshot.TipRef}

@@ -3,7 +3,12 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -17,41 +22,286 @@ const IterationRefPrefix = "refs/ralph/iterations/"
 // emptyTree is git's empty tree, the state before a first snapshot.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
+// iterationCommitDelay is how long the chain's commits wait after an
+// iteration is recorded, so that they are written while the next agent
+// runs rather than between two agents, and a burst of short iterations
+// is written in one go.
+const iterationCommitDelay = 250 * time.Millisecond
+
+// Changes is what a watcher of the working tree saw change since the
+// previous SaveIteration, so that SaveIteration need not ask git.
+type Changes struct {
+	// Known is set when Paths is the whole story since the previous
+	// SaveIteration of the same Repo; otherwise SaveIteration reads the
+	// whole working tree, as git status does.
+	Known bool
+	// Paths are the files (slash-separated, relative to the working
+	// tree's root) created, changed or removed: never directories, never
+	// files git ignores. Known with no Paths means the tree is the
+	// previous iteration's.
+	Paths []string
+}
+
+// iterationState is what SaveIteration keeps between calls (guarded by
+// Repo.mu).
+type iterationState struct {
+	// trees are the trees the chains' last iterations recorded, by ref.
+	trees map[string]string
+	// stale is set when a save failed: what changed before it is not in
+	// the private index, so the next save reads the whole tree.
+	stale bool
+}
+
 // SaveIteration records the working tree as it is after iteration n of
 // task (ralph's private files left out, as in every snapshot) and returns
-// its tree id. Recording the same tree twice costs one write-tree.
-func (r *Repo) SaveIteration(ctx context.Context, task, n int) (string, error) {
+// its tree id. ch says what changed since the previous call: an unchanged
+// tree costs no git at all, known changes cost an update-index and a
+// write-tree, unknown ones a git status more. The chain's commit is
+// written in the background, in order (FlushIterations waits for it),
+// except iteration 0's, the task's start, written before SaveIteration
+// returns.
+func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	tree, err := r.currentTree(ctx)
-	if err != nil {
-		return "", fmt.Errorf("record iteration %d: %w", n, err)
-	}
 	ref := fmt.Sprintf("%stask-%d", IterationRefPrefix, task)
-	args := []string{"commit-tree", "--no-gpg-sign", tree, "-m", fmt.Sprintf("task %d iteration %d", task, n)}
-	parent, known := r.iterTips[ref]
-	if !known {
-		if out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", ref+"^{commit}"); err == nil {
-			parent = strings.TrimSpace(string(out))
+	if r.iter.trees == nil {
+		r.iter.trees = map[string]string{}
+	}
+	tree, reused := r.iter.trees[ref], false
+	switch {
+	case !ch.Known || r.iter.stale || tree == "":
+		var err error
+		tree, err = r.currentTree(ctx)
+		if err != nil {
+			r.iter.stale = true
+			return "", fmt.Errorf("record iteration %d: %w", n, err)
+		}
+	case len(ch.Paths) == 0:
+		reused = true
+	default:
+		var err error
+		if tree, err = r.pathsTree(ctx, ch.Paths); err != nil {
+			r.iter.stale = true
+			return "", fmt.Errorf("record iteration %d: %w", n, err)
 		}
 	}
-	if parent != "" {
-		args = append(args, "-p", parent)
+	r.iter.stale = false
+	r.iter.trees[ref] = tree
+	r.logger.Debug("recorded iteration", "task", task, "iteration", n, "tree", tree, "unchanged", reused, "paths", len(ch.Paths), "known", ch.Known)
+	r.commits.add(r, iterationCommit{ref: ref, tree: tree, msg: fmt.Sprintf("task %d iteration %d", task, n), at: r.now()})
+	if n == 0 {
+		// The task's start, before any agent runs: IterationBase, which
+		// the dashboard reads from another process, finds it at once.
+		if err := r.commits.flush(); err != nil {
+			return tree, fmt.Errorf("record iteration %d: %w", n, err)
+		}
 	}
-	date := fmt.Sprintf("%d +0000", r.now().Unix())
-	out, err := r.git(ctx, nil, []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
-	if err != nil {
-		return "", fmt.Errorf("record iteration %d: %w", n, err)
-	}
-	commit := strings.TrimSpace(string(out))
-	if _, err := r.git(ctx, nil, nil, "update-ref", "-m", "ralph iteration", ref, commit); err != nil {
-		return "", fmt.Errorf("record iteration %d: %w", n, err)
-	}
-	if r.iterTips == nil {
-		r.iterTips = map[string]string{}
-	}
-	r.iterTips[ref] = commit
 	return tree, nil
+}
+
+// pathsTree stages exactly paths (rehashed, added, or removed when gone)
+// and writes the tree. Should git refuse one of them (a directory after
+// all, a path inside a nested repository), the whole tree is staged.
+func (r *Repo) pathsTree(ctx context.Context, paths []string) (string, error) {
+	if err := r.stagePaths(ctx, paths); err != nil {
+		r.logger.Debug("staging the changed paths failed; staging the whole tree", "err", err)
+		return r.currentTree(ctx)
+	}
+	return r.writeTree(ctx)
+}
+
+// stagePaths brings the private index up to date for paths only.
+func (r *Repo) stagePaths(ctx context.Context, paths []string) error {
+	if !r.indexExists() {
+		return r.stage(ctx)
+	}
+	var list []string
+	for _, p := range paths {
+		if p == "" || workspace.IsPrivate(p) || inGitDir(p) {
+			continue
+		}
+		if d := r.nestedRepo(p); d != "" {
+			// git add records a repository as one entry; update-index
+			// would take its files one by one.
+			return fmt.Errorf("%s is inside the repository %s", p, d)
+		}
+		list = append(list, p)
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	in := []byte(strings.Join(list, "\x00") + "\x00")
+	_, err := r.git(ctx, in, nil, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+	return err
+}
+
+// nestedRepo returns the directory above the slash-separated path p that
+// holds a repository of its own (a .git entry), "" when none does.
+func (r *Repo) nestedRepo(p string) string {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(r.top, filepath.FromSlash(d), ".git")); err == nil {
+			return d
+		}
+	}
+	return ""
+}
+
+// indexExists reports whether the private index is there (stage seeds it
+// when it is not).
+func (r *Repo) indexExists() bool {
+	_, err := os.Stat(r.index)
+	return err == nil
+}
+
+// inGitDir reports whether the slash-separated path p lies in a .git
+// directory (the repository's own or a nested one).
+func inGitDir(p string) bool {
+	for part := range strings.SplitSeq(p, "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+// FlushIterations waits until the chain holds every iteration recorded
+// so far, and returns the first error writing it met since the last
+// flush. The task's loop calls it as the task ends.
+func (r *Repo) FlushIterations() error {
+	return r.commits.flush()
+}
+
+// iterationCommit is one iteration waiting for its commit on the chain.
+type iterationCommit struct {
+	ref, tree, msg string
+	at             time.Time
+}
+
+// iterationCommits writes the chain's commits in the background, in the
+// order the iterations were recorded. At most one worker runs at a time.
+type iterationCommits struct {
+	mu      sync.Mutex
+	pending []iterationCommit
+	running bool
+	hurry   chan struct{} // closed to skip the delay
+	done    chan struct{} // closed when the running worker returns
+	err     error
+	delay   time.Duration // 0: iterationCommitDelay
+	// tips are the chains' tips the worker wrote (its own).
+	tips map[string]string
+}
+
+func (q *iterationCommits) add(r *Repo, c iterationCommit) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(q.pending, c)
+	if q.running {
+		return
+	}
+	q.running = true
+	q.hurry, q.done = make(chan struct{}), make(chan struct{})
+	delay := q.delay
+	if delay == 0 {
+		delay = iterationCommitDelay
+	}
+	go q.work(r, delay, q.hurry, q.done)
+}
+
+func (q *iterationCommits) work(r *Repo, delay time.Duration, hurry, done chan struct{}) {
+	defer close(done)
+	t := time.NewTimer(delay)
+	select {
+	case <-t.C:
+	case <-hurry:
+		t.Stop()
+	}
+	for {
+		q.mu.Lock()
+		batch := q.pending
+		q.pending = nil
+		if len(batch) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		if err := q.write(r, batch); err != nil {
+			r.logger.Warn("write the iterations' chain", "err", err)
+			q.mu.Lock()
+			if q.err == nil {
+				q.err = err
+			}
+			q.mu.Unlock()
+		}
+	}
+}
+
+// write commits batch, each on its chain's tip, and moves the tips in
+// one update-ref.
+func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
+	ctx := context.Background()
+	if q.tips == nil {
+		q.tips = map[string]string{}
+	}
+	var order []string
+	moved := map[string]bool{}
+	for _, c := range batch {
+		parent, known := q.tips[c.ref]
+		if !known {
+			if out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", c.ref+"^{commit}"); err == nil {
+				parent = strings.TrimSpace(string(out))
+			}
+		}
+		args := []string{"commit-tree", "--no-gpg-sign", c.tree, "-m", c.msg}
+		if parent != "" {
+			args = append(args, "-p", parent)
+		}
+		date := fmt.Sprintf("%d +0000", c.at.Unix())
+		out, err := r.git(ctx, nil, []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", c.msg, err)
+		}
+		q.tips[c.ref] = strings.TrimSpace(string(out))
+		if !moved[c.ref] {
+			moved[c.ref] = true
+			order = append(order, c.ref)
+		}
+	}
+	var in strings.Builder
+	for _, ref := range order {
+		fmt.Fprintf(&in, "update %s %s\n", ref, q.tips[ref])
+	}
+	if _, err := r.git(ctx, []byte(in.String()), nil, "update-ref", "-m", "ralph iteration", "--stdin"); err != nil {
+		for _, ref := range order {
+			delete(q.tips, ref) // ask git next time
+		}
+		return fmt.Errorf("record iterations: %w", err)
+	}
+	return nil
+}
+
+// flush wakes the worker and waits for it.
+func (q *iterationCommits) flush() error {
+	q.mu.Lock()
+	if !q.running {
+		err := q.err
+		q.err = nil
+		q.mu.Unlock()
+		return err
+	}
+	hurry, done := q.hurry, q.done
+	select {
+	case <-hurry:
+	default:
+		close(hurry)
+	}
+	q.mu.Unlock()
+	<-done
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	err := q.err
+	q.err = nil
+	return err
 }
 
 // IterationBase is the tree task's latest iteration 0 recorded
@@ -59,6 +309,7 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int) (string, error) {
 // task's start left it), "" when there is none. The latest: a rollback
 // can give a new task a number an old one had, and the chain goes on.
 func (r *Repo) IterationBase(ctx context.Context, task int) string {
+	_ = r.FlushIterations()
 	ref := fmt.Sprintf("%stask-%d", IterationRefPrefix, task)
 	out, err := r.git(ctx, nil, nil, "log", "--format=%T %s", ref, "--")
 	if err != nil {

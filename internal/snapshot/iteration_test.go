@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Each iteration's tree joins the task's chain, outside the snapshots; its
@@ -34,14 +36,14 @@ func TestSaveIterationChain(t *testing.T) {
 	}
 	write("a.txt", "a\n")
 	write(".ralph/iteration.txt", "0")
-	base, err := r.SaveIteration(ctx, 1, 0)
+	base, err := r.SaveIteration(ctx, 1, 0, Changes{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	write("a.txt", "a\nb\n")
 	write(".ralph/iteration.txt", "1")
 	write(".ralph/plan.tsx", "<App/>\n")
-	one, err := r.SaveIteration(ctx, 1, 1)
+	one, err := r.SaveIteration(ctx, 1, 1, Changes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestSaveIterationChain(t *testing.T) {
 	// A later task with the same number (after a rollback) measures from
 	// its own start.
 	write("c.txt", "c\n")
-	again, err := r.SaveIteration(ctx, 1, 0)
+	again, err := r.SaveIteration(ctx, 1, 0, Changes{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +99,206 @@ func BenchmarkSaveIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := r.SaveIteration(ctx, 1, 0); err != nil {
+	if _, err := r.SaveIteration(ctx, 1, 0, Changes{}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := range b.N {
 		_ = os.WriteFile(filepath.Join(dir, "src", "p0", "f0.go"), []byte(fmt.Sprintf("package p\n\nvar X0 = %d\n", i)), 0o644)
-		if _, err := r.SaveIteration(ctx, 1, i+1); err != nil {
+		if _, err := r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{"src/p0/f0.go"}}); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// gitLog puts a git on PATH that logs each call's arguments, one line a
+// call, to the file it returns, and runs the real git.
+func gitLog(t *testing.T) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// gitCalls returns the subcommands the logged git ran since the last
+// call, and forgets them.
+func gitCalls(t *testing.T, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	_ = os.Remove(log)
+	var subs []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		for i := 0; i < len(f); i++ {
+			if f[i] == "-c" {
+				i++
+				continue
+			}
+			subs = append(subs, f[i])
+			break
+		}
+	}
+	return subs
+}
+
+// An iteration whose changes a watcher reported costs no git when nothing
+// changed and no git status when something did; the tree it records is
+// the one a full read of the working tree gives, the dashboard's diffs
+// stay right, and the chain holds every iteration once flushed.
+func TestSaveIterationChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "a\n")
+	write("b.txt", "b\n")
+	write("sub/c.txt", "c\n")
+	write(".ralph/iteration.txt", "0")
+	r, err := Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.commits.delay = time.Hour // written on FlushIterations only
+	base, err := r.SaveIteration(ctx, 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The task's start is on the chain at once, for the dashboard.
+	if out, err := exec.Command("git", "-C", dir, "log", "--format=%T %s", IterationRefPrefix+"task-1").Output(); err != nil || string(out) != base+" task 1 iteration 0\n" {
+		t.Errorf("chain after iteration 0 = %q %v, want its commit at once", out, err)
+	}
+	log := gitLog(t)
+
+	// Nothing changed but ralph's own bookkeeping: no git at all.
+	write(".ralph/iteration.txt", "1")
+	same, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same != base {
+		t.Errorf("unchanged iteration's tree = %s, want the previous one %s", same, base)
+	}
+	if calls := gitCalls(t, log); len(calls) != 0 {
+		t.Errorf("an unchanged iteration ran git: %v", calls)
+	}
+
+	// A change, a new file, a removal: the paths, no git status.
+	write("a.txt", "a\nmore\n")
+	write("sub/d.txt", "d\n")
+	if err := os.Remove(filepath.Join(dir, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(".ralph/logs/x.log", "private\n")
+	two, err := r.SaveIteration(ctx, 1, 2, Changes{Known: true, Paths: []string{"a.txt", "b.txt", "sub/d.txt", ".ralph/logs/x.log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := gitCalls(t, log); strings.Join(calls, " ") != "update-index write-tree" {
+		t.Errorf("a known change ran %v, want update-index write-tree", calls)
+	}
+	full, err := r.SaveIteration(ctx, 1, 3, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same files, ralph's bookkeeping aside (iteration.txt changed
+	// in an iteration that reported nothing: its diffs leave it out).
+	if st, err := r.StatTrees(ctx, two, full); err != nil || st.Files != 0 {
+		t.Errorf("tree from the changed paths differs from a full read's: %+v %v", st, err)
+	}
+	if calls := gitCalls(t, log); !slices.Contains(calls, "status") {
+		t.Errorf("an unknown change ran %v, want a git status", calls)
+	}
+
+	// A directory among the paths: git refuses it, the whole tree is read.
+	write("new/e.txt", "e\n")
+	four, err := r.SaveIteration(ctx, 1, 4, Changes{Known: true, Paths: []string{"new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := treeFiles(t, dir, four); !slices.Contains(got, "new/e.txt") || slices.Contains(got, "b.txt") || slices.Contains(got, ".ralph/logs/x.log") {
+		t.Errorf("tree after a new directory holds %v", got)
+	}
+	gitCalls(t, log)
+
+	// A file of a repository inside the tree: git records the repository
+	// as one entry (a gitlink), as a full read does.
+	write("nest/x.txt", "x\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "x.txt"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = filepath.Join(dir, "nest")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if _, err := r.SaveIteration(ctx, 1, 5, Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	write("nest/x.txt", "x changed\n")
+	nested, err := r.SaveIteration(ctx, 1, 6, Changes{Known: true, Paths: []string{"nest/x.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := treeFiles(t, dir, nested); slices.Contains(got, "nest/x.txt") || !slices.Contains(got, "nest") {
+		t.Errorf("tree after a change inside a nested repository holds %v, want the repository as one entry", got)
+	}
+	gitCalls(t, log)
+
+	// The dashboard's diffs: the change, then nothing.
+	st, err := r.StatTrees(ctx, same, two)
+	if err != nil || st.Files != 3 || st.Added != 2 || st.Deleted != 1 {
+		t.Errorf("diff of the changed iteration = %+v %v, want 3 files +2 -1", st, err)
+	}
+	st, err = r.StatTrees(ctx, base, same)
+	if err != nil || st.Files != 0 {
+		t.Errorf("diff of the unchanged iteration = %+v %v, want none", st, err)
+	}
+
+	// The chain: nothing written yet, every iteration once flushed.
+	if calls := gitCalls(t, log); slices.Contains(calls, "commit-tree") || slices.Contains(calls, "update-ref") {
+		t.Errorf("the chain was written before the flush: %v", calls)
+	}
+	if err := r.FlushIterations(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("git", "-C", dir, "log", "--format=%T %s", IterationRefPrefix+"task-1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s task 1 iteration 6\n%s task 1 iteration 5\n%s task 1 iteration 4\n%s task 1 iteration 3\n%s task 1 iteration 2\n%s task 1 iteration 1\n%s task 1 iteration 0\n", nested, nested, four, full, two, same, base)
+	if string(out) != want {
+		t.Errorf("chain =\n%s\nwant\n%s", out, want)
+	}
+}
+
+// treeFiles lists the files of tree.
+func treeFiles(t *testing.T, dir, tree string) []string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", dir, "ls-tree", "-r", "--name-only", tree).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(out))
 }

@@ -50,9 +50,10 @@ type Repo struct {
 	// tipCache is TipRef after this Repo's last save (guarded by mu).
 	tipCache string
 	tipKnown bool
-	// iterTips are the iteration chains' tips this Repo wrote (guarded by
-	// mu), so recording an iteration does not ask git for its parent.
-	iterTips map[string]string
+	// iter is what SaveIteration keeps between calls (guarded by mu).
+	iter iterationState
+	// commits writes the iterations' chain in the background.
+	commits iterationCommits
 }
 
 // Open returns the snapshot store of the git working tree that contains dir.

@@ -50,6 +50,9 @@ const WalkEnv = "RALPH_STALL_WALK"
 // and, knowing nothing of git, hashes ignored files too. When it falls back
 // in the middle of a task, the hash changes once although the tree did not.
 //
+// Changes hands what the kernel reported to the iteration snapshots, so
+// that recording an iteration's tree needs no git status.
+//
 // A Tracker is not safe for concurrent use. Close releases the watch.
 type Tracker struct {
 	dir    string
@@ -65,6 +68,13 @@ type Tracker struct {
 	ignored map[string]bool     // paths git ignores, found so far
 	sum     sum256
 	rescans int // walks after the first, for tests
+
+	// For Changes: the files seen changed since its last call, whether
+	// they are the whole story, and the directories skip left out that
+	// git does not ignore (nothing in them is seen change).
+	pending map[string]bool
+	seen    bool
+	blind   map[string]bool
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -105,6 +115,59 @@ func (t *Tracker) Hash(ctx context.Context) (string, error) {
 		t.walk = true
 	}
 	return t.walkHash(ctx)
+}
+
+// Changes returns the files (slash-separated, relative to the tree) that
+// the Hash calls since the last Changes saw created, changed or removed,
+// skip notwithstanding but less what git ignores and .git, and whether
+// they are the whole story: not when the tree was walked since (the first
+// Hash, a rescan, walk mode), when a directory came or went, or when skip
+// leaves out a directory git does not ignore. A snapshot of the tree
+// taken at the previous call plus these paths is the tree at the last
+// Hash.
+func (t *Tracker) Changes() (paths []string, complete bool) {
+	complete = t.seen && t.w != nil && !t.walk && len(t.blind) == 0
+	paths = slices.Sorted(maps.Keys(t.pending))
+	t.pending, t.seen = map[string]bool{}, true
+	return paths, complete
+}
+
+// note adds the paths a drain reported, applied, to what Changes returns.
+// wasDir are those of them that were watched directories before.
+func (t *Tracker) note(changed, wasDir map[string]bool) {
+	if t.pending == nil {
+		t.pending = map[string]bool{}
+	}
+	for p := range changed {
+		if path.Base(p) == ".git" {
+			// A repository came or went inside the tree: git records it
+			// as one entry, whose files are not the tree's.
+			t.seen = false
+			continue
+		}
+		if t.ignored[p] || t.inGit(p) {
+			continue
+		}
+		if wasDir[p] {
+			t.seen = false
+			continue
+		}
+		if info, err := os.Lstat(filepath.Join(t.dir, filepath.FromSlash(p))); err == nil && info.IsDir() {
+			t.seen = false
+			continue
+		}
+		t.pending[p] = true
+	}
+}
+
+// inGit reports whether rel lies in a .git directory.
+func (t *Tracker) inGit(rel string) bool {
+	for part := range strings.SplitSeq(rel, "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	return false
 }
 
 // Close stops watching the tree.
@@ -239,9 +302,16 @@ func (t *Tracker) watchHash(ctx context.Context) (string, error) {
 		}
 		return t.sum.String(), nil
 	}
+	wasDir := map[string]bool{}
+	for p := range changed {
+		if t.w.watching(p) || t.blind[p] {
+			wasDir[p] = true
+		}
+	}
 	if err := t.apply(ctx, changed); err != nil {
 		return "", err
 	}
+	t.note(changed, wasDir)
 	return t.sum.String(), nil
 }
 
@@ -256,6 +326,7 @@ func (t *Tracker) start(ctx context.Context) error {
 		return err
 	}
 	t.w, t.ignored, t.files, t.sum = w, ignored, map[string][32]byte{}, sum256{}
+	t.pending, t.seen, t.blind = map[string]bool{}, false, map[string]bool{}
 	return t.scan(ctx, []string{""})
 }
 
@@ -306,6 +377,9 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 				child = rel + "/" + d.Name()
 			}
 			if t.excluded(child) {
+				if d.IsDir() && !t.ignored[child] && !t.inGit(child) {
+					t.blind[child] = true
+				}
 				continue
 			}
 			if d.IsDir() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,5 +113,73 @@ func TestTrackerCanceled(t *testing.T) {
 	}
 	if after == before || tr.walk || tr.w == nil {
 		t.Fatalf("after a canceled Hash: changed %v, walking %v, watching %v", after != before, tr.walk, tr.w != nil)
+	}
+}
+
+// TestTrackerChanges checks what a Tracker tells the iteration snapshots:
+// the files changed since the last call, the harness's own .ralph/ files
+// included and ignored files left out, and "unknown" whenever it walked,
+// a directory came or went, or skip leaves a directory unwatched that git
+// does not ignore.
+func TestTrackerChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer func() { tr.Close() }()
+	hashAndChanges := func() ([]string, bool) {
+		t.Helper()
+		if _, err := tr.Hash(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return tr.Changes()
+	}
+	if _, complete := hashAndChanges(); complete {
+		t.Error("the first walk's changes are complete")
+	}
+	writeFile(t, dir, "src/p0/f0.go", "package p0 // changed\n")
+	if _, complete := hashAndChanges(); complete {
+		t.Error("changes are complete with node_modules, which git does not ignore, unwatched")
+	}
+
+	if err := os.RemoveAll(filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "no node_modules")
+	writeFile(t, dir, ".ralph/iteration.txt", "1")
+	tr.Close()
+	tr = NewTracker(dir, skipLikeEngine, nil)
+	hashAndChanges()
+	writeFile(t, dir, "src/p0/f0.go", "package p0 // again\n")
+	writeFile(t, dir, ".ralph/iteration.txt", "2")
+	writeFile(t, dir, "src/p1/new.go", "package p1\n")
+	writeFile(t, dir, "src/more.log", "ignored\n")
+	if err := os.Remove(filepath.Join(dir, "README")); err != nil {
+		t.Fatal(err)
+	}
+	paths, complete := hashAndChanges()
+	want := []string{".ralph/iteration.txt", "README", "src/p0/f0.go", "src/p1/new.go"}
+	if !complete || !slices.Equal(paths, want) {
+		t.Errorf("changes = %v complete %v, want %v complete", paths, complete, want)
+	}
+	if paths, complete := hashAndChanges(); !complete || len(paths) != 0 {
+		t.Errorf("changes with nothing changed = %v complete %v", paths, complete)
+	}
+	writeFile(t, dir, "src/fresh/a.go", "package fresh\n")
+	if _, complete := hashAndChanges(); complete {
+		t.Error("changes are complete after a new directory")
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "src/p2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, complete := hashAndChanges(); complete {
+		t.Error("changes are complete after a directory went")
+	}
+	if paths, complete := hashAndChanges(); !complete || len(paths) != 0 {
+		t.Errorf("changes after the directories settled = %v complete %v", paths, complete)
+	}
+	runGit(t, filepath.Join(dir, "src", "p1"), "init", "-q")
+	if _, complete := hashAndChanges(); complete {
+		t.Error("changes are complete after a repository came inside the tree")
 	}
 }

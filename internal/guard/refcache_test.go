@@ -1,0 +1,143 @@
+package guard_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/guard"
+)
+
+// age sets the times of every file and directory in r's git directory ten
+// seconds back, as if the refs were written long before the check.
+func (r *historyRepo) age() {
+	r.t.Helper()
+	old := time.Now().Add(-10 * time.Second)
+	err := filepath.WalkDir(filepath.Join(r.dir, ".git"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// logGit puts a git on PATH that counts its calls, and returns the count
+// so far.
+func logGit(t *testing.T) func() int {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() int {
+		b, _ := os.ReadFile(log)
+		return strings.Count(string(b), "\n")
+	}
+}
+
+// A check that finds the refs' files as the last read left them asks git
+// nothing, and still every change to the history is caught: once the
+// last read is reused, a reset, a rebase, an amend, a branch switch, a
+// detached HEAD, a moved snapshot ref, and a change within the same tick
+// of a file system's clock.
+func TestHistoryReusesUnchangedRefs(t *testing.T) {
+	ctx := context.Background()
+	calls := logGit(t)
+	prime := func(r *historyRepo) (guard.Origin, guard.HistoryMark) {
+		t.Helper()
+		r.age()
+		o, err := guard.ReadOrigin(ctx, r.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := guard.ReadHistoryMark(ctx, r.dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := calls()
+		if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
+			t.Fatalf("nothing changed, and History says %q, %v", rep, err)
+		}
+		if n := calls() - before; n != 0 {
+			t.Errorf("a check of unchanged refs ran git %d times, want none", n)
+		}
+		return o, m
+	}
+	for _, tc := range []struct {
+		name  string
+		agent func(r *historyRepo)
+	}{
+		{"reset", func(r *historyRepo) { r.git("reset", "-q", "--hard", "HEAD~2") }},
+		{"rebase", func(r *historyRepo) { r.git("rebase", "-q", "--onto", "HEAD~2", "HEAD~1") }},
+		{"amend", func(r *historyRepo) { r.git("commit", "-q", "--amend", "-m", "u2 amended") }},
+		{"switch", func(r *historyRepo) { r.git("checkout", "-q", "-b", "other") }},
+		{"detach", func(r *historyRepo) { r.git("checkout", "-q", "--detach", "HEAD") }},
+		{"snapshot ref", func(r *historyRepo) { r.git("update-ref", "refs/ralph/snapshots/task-1-pre", "HEAD~1") }},
+		{"packed", func(r *historyRepo) {
+			r.git("pack-refs", "--all")
+			r.git("update-ref", "refs/heads/main", "HEAD~1")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newHistoryRepo(t)
+			o, m := prime(r)
+			tc.agent(r)
+			rep, _, err := guard.History(ctx, r.dir, o, m, "k")
+			if err != nil || !rep.Changed() {
+				t.Errorf("History after the agent's %s = %q, %v; want it caught", tc.name, rep, err)
+			}
+		})
+	}
+}
+
+// On a file system whose clock keeps whole seconds, a ref rewritten in
+// the second of the last read keeps its file's size and time: the read
+// is not reused then (git's racy rule), and the reset is caught.
+func TestHistoryRefChangedWithinATick(t *testing.T) {
+	ctx := context.Background()
+	guard.CoarseFileTimes(t)
+	r := newHistoryRepo(t)
+	r.git("pack-refs", "--all")
+	o, err := guard.ReadOrigin(ctx, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := guard.ReadHistoryMark(ctx, r.dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reset, written into packed-refs in place: the same size, and
+	// (most likely) the same second.
+	packed := filepath.Join(r.dir, ".git", "packed-refs")
+	b, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, base := r.git("rev-parse", "main"), r.git("rev-parse", "main~2")
+	if !strings.Contains(string(b), tip+" refs/heads/main") {
+		t.Fatalf("packed-refs holds no main:\n%s", b)
+	}
+	reset := strings.Replace(string(b), tip+" refs/heads/main", base+" refs/heads/main", 1)
+	if err := os.WriteFile(packed, []byte(reset), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := guard.History(ctx, r.dir, o, m, "k")
+	if err != nil || rep.Dropped != 2 {
+		t.Errorf("History after a reset in the same second = %q, %v; want 2 commits dropped", rep, err)
+	}
+}
