@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/gitindex"
 )
 
 // WalkEnv is the environment variable that, set to 1, makes every Tracker
@@ -35,7 +36,8 @@ const WalkEnv = "RALPH_STALL_WALK"
 // are build output, caches and dependencies, never progress, and ignored
 // directories are never walked.
 //
-// In a git working tree on Linux a Tracker walks the tree once, then watches
+// In a git working tree on Linux a Tracker walks the tree once (reading
+// only the files git's index does not vouch for: fromIndex), then watches
 // its directories (fsnotify over inotify) and, on each Hash, rereads only the paths the
 // kernel reported changed; git is asked about new paths only (are they
 // ignored?). Its hash is an order-independent sum of per-file hashes, so it
@@ -65,6 +67,10 @@ type Tracker struct {
 	ignored map[string]bool     // paths git ignores, found so far
 	sum     sum256
 	rescans int // walks after the first, for tests
+	// fromIndexCount is how many digests the last whole walk took from
+	// git's index (for tests); noIndex makes it take none.
+	fromIndexCount int
+	noIndex        bool
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -259,6 +265,151 @@ func (t *Tracker) start(ctx context.Context) error {
 	return t.scan(ctx, []string{""})
 }
 
+// fromIndex takes from git's index the digests of the files among entries
+// that git's stat check finds unchanged since git hashed them (the index
+// entry's blob id is then the content's: blobID), marking them known, and
+// returns how many it took. It takes none when git may have converted
+// content as it hashed it (core.autocrlf, or attributes that could
+// apply: text, eol, crlf, filter, ident, working-tree-encoding), or when
+// the index is not one gitindex reads whole; the caller reads the rest.
+// Called once the walk's watches are in place, a file changed after the
+// walk is reported by the kernel and read on the next Hash.
+func (t *Tracker) fromIndex(ctx context.Context, entries []treeEntry) (int, error) {
+	if t.noIndex {
+		return 0, nil
+	}
+	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--show-prefix", "--git-path", "index", "--git-path", "info/attributes")
+	if err != nil {
+		return 0, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return 0, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	prefix, indexPath, attrPath := lines[0], t.abs(lines[1]), t.abs(lines[2])
+	autocrlf, attrFiles, err := t.conversionConfig(ctx)
+	if err != nil || autocrlf {
+		return 0, err
+	}
+	ix, err := gitindex.Read(indexPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	if ix.Split || ix.Sparse {
+		return 0, nil
+	}
+	attrs := slices.ContainsFunc(append(attrFiles, attrPath), nonEmptyFile)
+	byPath := make(map[string]*gitindex.Entry, len(ix.Entries))
+	for i := range ix.Entries {
+		ie := &ix.Entries[i]
+		if path.Base(ie.Path) == ".gitattributes" {
+			attrs = true
+		}
+		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
+			byPath[rel] = ie
+		}
+	}
+	var known []*treeEntry
+	for i := range entries {
+		e := &entries[i]
+		if path.Base(e.rel) == ".gitattributes" {
+			attrs = true // untracked, it applies all the same
+		}
+		if ie := byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.ModTime) {
+			known = append(known, e)
+		}
+	}
+	if attrs && len(known) > 0 {
+		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
+			return 0, err
+		}
+	}
+	for _, e := range known {
+		ie := byPath[e.rel]
+		e.digest = [32]byte{}
+		copy(e.digest[:], ie.ID[:])
+		e.known = true
+	}
+	return len(known), nil
+}
+
+func (t *Tracker) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.dir, p)
+}
+
+func nonEmptyFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Size() > 0
+}
+
+// conversionConfig reports whether core.autocrlf asks git to convert
+// line endings as it hashes, and the attributes files outside the
+// repository that could ask it to (core.attributesFile, or the default
+// per-user and system ones).
+func (t *Tracker) conversionConfig(ctx context.Context) (autocrlf bool, files []string, err error) {
+	out, err := gitOutput(ctx, t.dir, nil, "config", "-z", "--get-regexp", `^core\.(autocrlf|attributesfile)$`)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: neither is set
+		return false, nil, err
+	}
+	global := ""
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		key, value, _ := strings.Cut(rec, "\n")
+		switch strings.ToLower(key) {
+		case "core.autocrlf":
+			if v := strings.ToLower(value); v != "false" && v != "no" && v != "off" && v != "0" {
+				autocrlf = true
+			}
+		case "core.attributesfile":
+			global = value
+			if rest, ok := strings.CutPrefix(value, "~/"); ok {
+				home, _ := os.UserHomeDir()
+				global = filepath.Join(home, rest)
+			}
+		}
+	}
+	if global == "" {
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+			global = filepath.Join(xdg, "git", "attributes")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			global = filepath.Join(home, ".config", "git", "attributes")
+		}
+	}
+	return autocrlf, []string{global, "/etc/gitattributes", "/usr/local/etc/gitattributes"}, nil
+}
+
+// conversionAttrs are the attributes that make git change content as it
+// hashes it.
+var conversionAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
+
+// withoutConversion keeps the files for which no conversion attribute is
+// set (git check-attr: unspecified or unset).
+func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*treeEntry, error) {
+	var in strings.Builder
+	for _, e := range files {
+		in.WriteString(e.rel)
+		in.WriteByte(0)
+	}
+	out, err := gitOutput(ctx, dir, []byte(in.String()), append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
+	if err != nil {
+		return nil, err
+	}
+	converted := map[string]bool{}
+	f := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if v := f[i+2]; v != "unspecified" && v != "unset" {
+			converted[f[i]] = true
+		}
+	}
+	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
+}
+
 // excluded reports whether rel is never hashed: skipped, ignored, or in a
 // .git directory.
 func (t *Tracker) excluded(rel string) bool {
@@ -329,6 +480,14 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 			return err
 		}
 	}
+	if len(roots) == 1 && roots[0] == "" && !t.walk {
+		// The whole tree: what git's index vouches for needs no reading.
+		n, err := t.fromIndex(ctx, entries)
+		if err != nil {
+			t.logger.Debug("not using git's index for the first walk", "err", err)
+		}
+		t.fromIndexCount = n
+	}
 	if err := t.hasher.digest(ctx, entries); err != nil {
 		return err
 	}
@@ -362,7 +521,7 @@ func (t *Tracker) entry(rel string) (e treeEntry, ok bool, err error) {
 			}
 			return e, false, err
 		}
-		e.kind, e.digest = 'l', sha256.Sum256([]byte(target))
+		e.kind, e.digest = 'l', blobID([]byte(target))
 	case m.IsRegular():
 		e.kind = 'f'
 		if m&0o111 != 0 {
