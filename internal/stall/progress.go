@@ -15,8 +15,10 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/gitindex"
@@ -265,72 +267,93 @@ func (t *Tracker) start(ctx context.Context) error {
 	return t.scan(ctx, []string{""})
 }
 
-// fromIndex takes from git's index the digests of the files among entries
-// that git's stat check finds unchanged since git hashed them (the index
-// entry's blob id is then the content's: blobID), marking them known, and
-// returns how many it took. It takes none when git may have converted
-// content as it hashed it (core.autocrlf, or attributes that could
-// apply: text, eol, crlf, filter, ident, working-tree-encoding), or when
-// the index is not one gitindex reads whole; the caller reads the rest.
-// Called once the walk's watches are in place, a file changed after the
-// walk is reported by the kernel and read on the next Hash.
-func (t *Tracker) fromIndex(ctx context.Context, entries []treeEntry) (int, error) {
-	if t.noIndex {
-		return 0, nil
-	}
+// indexRead is readIndex's answer.
+type indexRead struct {
+	ix  *userIndex
+	err error
+}
+
+// userIndex is git's index of the tree, as fromIndex uses it.
+type userIndex struct {
+	file *gitindex.File
+	// byPath holds the entries at stage 0, by path relative to the
+	// Tracker's directory.
+	byPath map[string]*gitindex.Entry
+	// attrs is set when an attributes file may apply somewhere.
+	attrs bool
+}
+
+// readIndex reads git's index of the tree; nil when git may convert
+// content as it hashes it whatever the attributes (core.autocrlf), or
+// the index is not one gitindex reads whole (split, sparse, or another
+// format).
+func (t *Tracker) readIndex(ctx context.Context) (*userIndex, error) {
 	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--show-prefix", "--git-path", "index", "--git-path", "info/attributes")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if len(lines) != 3 {
-		return 0, fmt.Errorf("git rev-parse: unexpected output %q", out)
+		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	prefix, indexPath, attrPath := lines[0], t.abs(lines[1]), t.abs(lines[2])
 	autocrlf, attrFiles, err := t.conversionConfig(ctx)
 	if err != nil || autocrlf {
-		return 0, err
+		return nil, err
 	}
-	ix, err := gitindex.Read(indexPath)
+	f, err := gitindex.Read(indexPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
-			return 0, nil
+			return nil, nil
 		}
-		return 0, err
+		return nil, err
 	}
-	if ix.Split || ix.Sparse {
-		return 0, nil
+	if f.Split || f.Sparse {
+		return nil, nil
 	}
-	attrs := slices.ContainsFunc(append(attrFiles, attrPath), nonEmptyFile)
-	byPath := make(map[string]*gitindex.Entry, len(ix.Entries))
-	for i := range ix.Entries {
-		ie := &ix.Entries[i]
+	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries))}
+	ix.attrs = slices.ContainsFunc(append(attrFiles, attrPath), nonEmptyFile)
+	for i := range f.Entries {
+		ie := &f.Entries[i]
 		if path.Base(ie.Path) == ".gitattributes" {
-			attrs = true
+			ix.attrs = true
 		}
 		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
-			byPath[rel] = ie
+			ix.byPath[rel] = ie
 		}
 	}
+	return ix, nil
+}
+
+// fromIndex takes from git's index the digests of the files among entries
+// that git's stat check finds unchanged since git hashed them (the index
+// entry's blob id is then the content's: blobID), marking them known, and
+// returns how many it took. Where attributes may apply, it takes none
+// that git check-attr says git converts as it hashes (text, eol, crlf,
+// filter, ident, working-tree-encoding). Called once the walk's watches
+// are in place and its stat calls made, a file changed after its stat is
+// reported by the kernel and read on the next Hash.
+func (t *Tracker) fromIndex(ctx context.Context, ix *userIndex, entries []treeEntry) (int, error) {
+	attrs := ix.attrs
 	var known []*treeEntry
 	for i := range entries {
 		e := &entries[i]
 		if path.Base(e.rel) == ".gitattributes" {
 			attrs = true // untracked, it applies all the same
 		}
-		if ie := byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.ModTime) {
+		if ie := ix.byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.file.ModTime) {
 			known = append(known, e)
 		}
 	}
 	if attrs && len(known) > 0 {
+		var err error
 		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
 			return 0, err
 		}
 	}
 	for _, e := range known {
-		ie := byPath[e.rel]
 		e.digest = [32]byte{}
-		copy(e.digest[:], ie.ID[:])
+		copy(e.digest[:], ix.byPath[e.rel].ID[:])
 		e.known = true
 	}
 	return len(known), nil
@@ -432,6 +455,7 @@ func (t *Tracker) excluded(rel string) bool {
 // unseen, and adds every file found.
 func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	var entries []treeEntry
+	var files []string
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -465,28 +489,45 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 				}
 				continue
 			}
-			e, ok, err := t.entry(child)
-			if err != nil {
-				return err
-			}
-			if ok {
-				entries = append(entries, e)
-			}
+			files = append(files, child)
 		}
 		return nil
 	}
+	// The whole tree: what git's index vouches for needs no reading. The
+	// index is read while the tree is walked.
+	var index chan indexRead
+	if len(roots) == 1 && roots[0] == "" && !t.noIndex {
+		index = make(chan indexRead, 1)
+		go func() {
+			ix, err := t.readIndex(ctx)
+			index <- indexRead{ix, err}
+		}()
+	}
+	var err error
 	for _, r := range roots {
-		if err := walk(r); err != nil {
-			return err
+		if err = walk(r); err != nil {
+			break
 		}
 	}
-	if len(roots) == 1 && roots[0] == "" && !t.walk {
-		// The whole tree: what git's index vouches for needs no reading.
-		n, err := t.fromIndex(ctx, entries)
+	if err == nil {
+		entries, err = t.entries(ctx, files)
+	}
+	if index != nil {
+		read := <-index
 		if err != nil {
-			t.logger.Debug("not using git's index for the first walk", "err", err)
+			return err
+		}
+		n := 0
+		if read.err == nil && read.ix != nil {
+			n, read.err = t.fromIndex(ctx, read.ix, entries)
+		}
+		if read.err != nil {
+			t.logger.Debug("not using git's index for the first walk", "err", read.err)
 		}
 		t.fromIndexCount = n
+	}
+	if err != nil {
+		return err
 	}
 	if err := t.hasher.digest(ctx, entries); err != nil {
 		return err
@@ -497,6 +538,49 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// entries describes the files at rels (entry), several at a time: at
+// 100,000 files the stat calls are most of a walk.
+func (t *Tracker) entries(ctx context.Context, rels []string) ([]treeEntry, error) {
+	all := make([]treeEntry, len(rels))
+	found := make([]bool, len(rels))
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	chunk := (len(rels) + workers - 1) / max(workers, 1)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(rels))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if i%1024 == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				var err error
+				if all[i], found[i], err = t.entry(rels[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for i := range all {
+		if found[i] {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
 }
 
 // entry describes the file at rel as it is now; ok is false when there is
