@@ -164,3 +164,46 @@ func TestFirstWalkReadsWhatGitConverts(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstWalkFindsTheRightIndex: a Tracker of a subdirectory, or of a
+// linked worktree, takes its digests from the index of the tree it is in;
+// one whose index is split reads every file.
+func TestFirstWalkFindsTheRightIndex(t *testing.T) {
+	cases := []struct {
+		name string
+		dir  func(t *testing.T, repo string) string
+		want int // digests taken from the index
+	}{
+		{"a subdirectory", func(t *testing.T, repo string) string { return filepath.Join(repo, "src") }, 12},
+		{"a linked worktree", func(t *testing.T, repo string) string {
+			wt := filepath.Join(t.TempDir(), "wt")
+			runGit(t, repo, "worktree", "add", "-q", wt)
+			// Its files are new: settle them as settledRepo does.
+			past := time.Now().Add(-time.Hour)
+			filepath.WalkDir(wt, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					os.Chtimes(p, past, past)
+				}
+				return err
+			})
+			runGit(t, wt, "update-index", "-q", "--refresh")
+			return wt
+		}, 15},
+		{"a split index", func(t *testing.T, repo string) string {
+			runGit(t, repo, "update-index", "--split-index")
+			return repo
+		}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := c.dir(t, settledRepo(t, nil))
+			h, n, want := hashBoth(t, dir)
+			if h != want {
+				t.Error("the hash with digests from the index differs from the one reading every file")
+			}
+			if n != c.want {
+				t.Errorf("%d digests taken from the index, want %d", n, c.want)
+			}
+		})
+	}
+}
