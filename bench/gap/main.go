@@ -34,7 +34,8 @@
 // wall time they took.
 //
 // -task measures a task's fixed cost instead: a whole `ralph run` whose
-// stand-in completes in its first iteration (the pre-task snapshot, the
+// stand-in completes in its first iteration, its summary written so that
+// the gates pass (the pre-task snapshot, the
 // stall tracker's first look at the tree, one iteration, the gates, the
 // post-task snapshot, process start and store included), less the
 // stand-in's own run time, against `git add -A && git commit` of one
@@ -123,6 +124,15 @@ func standIn() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	// A completing session leaves the summary the has-summary gate
+	// wants, so that the task completes: its post-task snapshot is part
+	// of a task's fixed cost.
+	if bytes.Contains(session, []byte(promise)) {
+		if err := os.WriteFile(filepath.Join(".ralph", "summary.md"), []byte("bench task\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	os.Stdout.Write(session)
 	if name := os.Getenv(envWrite); name != "" {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
-	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
 	"github.com/ralph-harness/ralph/internal/snapshot"
@@ -412,7 +411,7 @@ func (e *Engine) savePre(ctx context.Context, name string, n, prev int, message 
 	pausepoint.At(pausepoint.TaskPreSnapshot)
 	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
 	note := fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
-	if dirty := uncommittedChanges(ctx, e.ws.Root); dirty > 0 {
+	if dirty, _ := e.opt.Snapshots.Uncommitted(ctx, snap); dirty > 0 {
 		note += fmt.Sprintf(", including %d uncommitted changes of yours", dirty)
 	}
 	return note, nil
@@ -613,16 +612,6 @@ func (e *Engine) clarify(ctx context.Context, r *run, t task.Task, planExists bo
 	}
 	e.harnessEvent(r, "task", fmt.Sprintf("clarified by request %d; the task is now %s", req.ID, r.route), "")
 	return "", ""
-}
-
-// uncommittedChanges counts the files git sees as changed or untracked;
-// 0 when it cannot tell.
-func uncommittedChanges(ctx context.Context, root string) int {
-	out, err := git.Run(ctx, root, "status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude).ralph")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(out, "\n")
 }
 
 // treeIsEmpty reports whether the working tree has nothing but .git and

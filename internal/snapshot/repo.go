@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/gitindex"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
@@ -273,9 +274,9 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent, name, msg string, n
 }
 
 // stage brings the private index up to date with the working tree, leaving
-// out ralph's private files. The first time, the index is seeded from HEAD
-// (when there is one) so that tracked files a .gitignore pattern matches are
-// kept, as git keeps them.
+// out ralph's private files. The first time, the index is seeded from the
+// user's (or HEAD: seed) so that tracked files a .gitignore pattern
+// matches are kept, as git keeps them.
 func (r *Repo) stage(ctx context.Context) error {
 	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
 		if err := r.seed(ctx); err != nil {
@@ -414,6 +415,14 @@ func onlyPrivateIgnored(err error) bool {
 	return listed
 }
 
+// seed makes the private index from the user's, when that is whole and
+// plain (gitindex.Index.Plain: not split, not sparse, no conflict, no
+// entry git is told to skip), so that it starts with the stat data git
+// recorded and the first stage rehashes only what changed since, as git
+// add -A would; else from HEAD's tree, which has no stat data, so the
+// first stage reads every file. The copy keeps the user's file time, so
+// git's racy check sees the entries as the user's git would. ralph's
+// private files are taken out either way. The user's index is only read.
 func (r *Repo) seed(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(r.index), 0o755); err != nil {
 		return err
@@ -426,8 +435,10 @@ func (r *Repo) seed(ctx context.Context) error {
 	tmp := r.index + ".seed"
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	_ = os.Remove(tmp)
-	if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
-		return err
+	if !r.copyUserIndex(tmp) {
+		if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
+			return err
+		}
 	}
 	args := append([]string{"rm", "-r", "-q", "-f", "--cached", "--ignore-unmatch", "--"}, workspace.PrivatePaths()...)
 	if _, err := r.git(ctx, nil, env, args...); err != nil {
@@ -435,6 +446,33 @@ func (r *Repo) seed(ctx context.Context) error {
 		return err
 	}
 	return os.Rename(tmp, r.index)
+}
+
+// copyUserIndex copies the user's index to path, with its modification
+// time, when it is whole and plain; it reports whether it did.
+func (r *Repo) copyUserIndex(path string) bool {
+	user := filepath.Join(r.gitDir, "index")
+	fi, err := os.Stat(user)
+	if err != nil {
+		return false
+	}
+	data, err := os.ReadFile(user)
+	if err != nil {
+		return false
+	}
+	ix, err := gitindex.Parse(data)
+	if err != nil || !ix.Plain() {
+		r.logger.Debug("seeding the private index from HEAD", "user index", user, "err", err)
+		return false
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return false
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		_ = os.Remove(path)
+		return false
+	}
+	return true
 }
 
 // currentTree stages the working tree and returns its tree id.
@@ -882,4 +920,20 @@ func (r *Repo) ReadFile(ctx context.Context, name, path string) ([]byte, error) 
 		return nil, fmt.Errorf("read %s at %s: bad cat-file output %q", path, name, header)
 	}
 	return body[:size], nil
+}
+
+// Uncommitted counts the files in which the snapshot s differs from the
+// commit checked out (from nothing when there is none) outside .ralph/:
+// the user's uncommitted changes and untracked files when s was just
+// saved. It compares two trees, reading no working-tree file.
+func (r *Repo) Uncommitted(ctx context.Context, s Snapshot) (int, error) {
+	head := emptyTree
+	if out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", "HEAD^{tree}"); err == nil {
+		head = strings.TrimSpace(string(out))
+	}
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-only", "--no-renames", head, s.Tree, "--", ".", ":(exclude)"+workspace.Dir)
+	if err != nil {
+		return 0, fmt.Errorf("count uncommitted changes: %w", err)
+	}
+	return bytes.Count(out, []byte{0}), nil
 }

@@ -15,10 +15,13 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ralph-harness/ralph/internal/git"
+	"github.com/ralph-harness/ralph/internal/gitindex"
 )
 
 // WalkEnv is the environment variable that, set to 1, makes every Tracker
@@ -35,7 +38,8 @@ const WalkEnv = "RALPH_STALL_WALK"
 // are build output, caches and dependencies, never progress, and ignored
 // directories are never walked.
 //
-// In a git working tree on Linux a Tracker walks the tree once, then watches
+// In a git working tree on Linux a Tracker walks the tree once (reading
+// only the files git's index does not vouch for: fromIndex), then watches
 // its directories (fsnotify over inotify) and, on each Hash, rereads only the paths the
 // kernel reported changed; git is asked about new paths only (are they
 // ignored?). Its hash is an order-independent sum of per-file hashes, so it
@@ -75,6 +79,11 @@ type Tracker struct {
 	pending map[string]bool
 	seen    bool
 	blind   map[string]bool
+
+	// fromIndexCount is how many digests the last whole walk took from
+	// git's index (for tests); noIndex makes it take none.
+	fromIndexCount int
+	noIndex        bool
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -330,6 +339,172 @@ func (t *Tracker) start(ctx context.Context) error {
 	return t.scan(ctx, []string{""})
 }
 
+// indexRead is readIndex's answer.
+type indexRead struct {
+	ix  *userIndex
+	err error
+}
+
+// userIndex is git's index of the tree, as fromIndex uses it.
+type userIndex struct {
+	file *gitindex.File
+	// byPath holds the entries at stage 0, by path relative to the
+	// Tracker's directory.
+	byPath map[string]*gitindex.Entry
+	// attrs is set when an attributes file may apply somewhere.
+	attrs bool
+}
+
+// readIndex reads git's index of the tree; nil when git may convert
+// content as it hashes it whatever the attributes (core.autocrlf), or
+// the index is not one gitindex reads whole (split, sparse, or another
+// format).
+func (t *Tracker) readIndex(ctx context.Context) (*userIndex, error) {
+	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--show-prefix", "--git-path", "index", "--git-path", "info/attributes")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	prefix, indexPath, attrPath := lines[0], t.abs(lines[1]), t.abs(lines[2])
+	autocrlf, attrFiles, err := t.conversionConfig(ctx)
+	if err != nil || autocrlf {
+		return nil, err
+	}
+	f, err := gitindex.Read(indexPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if f.Split || f.Sparse {
+		return nil, nil
+	}
+	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries))}
+	ix.attrs = slices.ContainsFunc(append(attrFiles, attrPath), nonEmptyFile)
+	for i := range f.Entries {
+		ie := &f.Entries[i]
+		if path.Base(ie.Path) == ".gitattributes" {
+			ix.attrs = true
+		}
+		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
+			ix.byPath[rel] = ie
+		}
+	}
+	return ix, nil
+}
+
+// fromIndex takes from git's index the digests of the files among entries
+// that git's stat check finds unchanged since git hashed them (the index
+// entry's blob id is then the content's: blobID), marking them known, and
+// returns how many it took. Where attributes may apply, it takes none
+// that git check-attr says git converts as it hashes (text, eol, crlf,
+// filter, ident, working-tree-encoding). Called once the walk's watches
+// are in place and its stat calls made, a file changed after its stat is
+// reported by the kernel and read on the next Hash.
+func (t *Tracker) fromIndex(ctx context.Context, ix *userIndex, entries []treeEntry) (int, error) {
+	attrs := ix.attrs
+	var known []*treeEntry
+	for i := range entries {
+		e := &entries[i]
+		if path.Base(e.rel) == ".gitattributes" {
+			attrs = true // untracked, it applies all the same
+		}
+		if ie := ix.byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.file.ModTime) {
+			known = append(known, e)
+		}
+	}
+	if attrs && len(known) > 0 {
+		var err error
+		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
+			return 0, err
+		}
+	}
+	for _, e := range known {
+		e.digest = [32]byte{}
+		copy(e.digest[:], ix.byPath[e.rel].ID[:])
+		e.known = true
+	}
+	return len(known), nil
+}
+
+func (t *Tracker) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.dir, p)
+}
+
+func nonEmptyFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Size() > 0
+}
+
+// conversionConfig reports whether core.autocrlf asks git to convert
+// line endings as it hashes, and the attributes files outside the
+// repository that could ask it to (core.attributesFile, or the default
+// per-user and system ones).
+func (t *Tracker) conversionConfig(ctx context.Context) (autocrlf bool, files []string, err error) {
+	out, err := gitOutput(ctx, t.dir, nil, "config", "-z", "--get-regexp", `^core\.(autocrlf|attributesfile)$`)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: neither is set
+		return false, nil, err
+	}
+	global := ""
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		key, value, _ := strings.Cut(rec, "\n")
+		switch strings.ToLower(key) {
+		case "core.autocrlf":
+			if v := strings.ToLower(value); v != "false" && v != "no" && v != "off" && v != "0" {
+				autocrlf = true
+			}
+		case "core.attributesfile":
+			global = value
+			if rest, ok := strings.CutPrefix(value, "~/"); ok {
+				home, _ := os.UserHomeDir()
+				global = filepath.Join(home, rest)
+			}
+		}
+	}
+	if global == "" {
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+			global = filepath.Join(xdg, "git", "attributes")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			global = filepath.Join(home, ".config", "git", "attributes")
+		}
+	}
+	return autocrlf, []string{global, "/etc/gitattributes", "/usr/local/etc/gitattributes"}, nil
+}
+
+// conversionAttrs are the attributes that make git change content as it
+// hashes it.
+var conversionAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
+
+// withoutConversion keeps the files for which no conversion attribute is
+// set (git check-attr: unspecified or unset).
+func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*treeEntry, error) {
+	var in strings.Builder
+	for _, e := range files {
+		in.WriteString(e.rel)
+		in.WriteByte(0)
+	}
+	out, err := gitOutput(ctx, dir, []byte(in.String()), append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
+	if err != nil {
+		return nil, err
+	}
+	converted := map[string]bool{}
+	f := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if v := f[i+2]; v != "unspecified" && v != "unset" {
+			converted[f[i]] = true
+		}
+	}
+	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
+}
+
 // excluded reports whether rel is never hashed: skipped, ignored, or in a
 // .git directory.
 func (t *Tracker) excluded(rel string) bool {
@@ -352,6 +527,7 @@ func (t *Tracker) excluded(rel string) bool {
 // unseen, and adds every file found.
 func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	var entries []treeEntry
+	var files []string
 	var walk func(rel string) error
 	walk = func(rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -388,20 +564,45 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 				}
 				continue
 			}
-			e, ok, err := t.entry(child)
-			if err != nil {
-				return err
-			}
-			if ok {
-				entries = append(entries, e)
-			}
+			files = append(files, child)
 		}
 		return nil
 	}
+	// The whole tree: what git's index vouches for needs no reading. The
+	// index is read while the tree is walked.
+	var index chan indexRead
+	if len(roots) == 1 && roots[0] == "" && !t.noIndex {
+		index = make(chan indexRead, 1)
+		go func() {
+			ix, err := t.readIndex(ctx)
+			index <- indexRead{ix, err}
+		}()
+	}
+	var err error
 	for _, r := range roots {
-		if err := walk(r); err != nil {
+		if err = walk(r); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		entries, err = t.entries(ctx, files)
+	}
+	if index != nil {
+		read := <-index
+		if err != nil {
 			return err
 		}
+		n := 0
+		if read.err == nil && read.ix != nil {
+			n, read.err = t.fromIndex(ctx, read.ix, entries)
+		}
+		if read.err != nil {
+			t.logger.Debug("not using git's index for the first walk", "err", read.err)
+		}
+		t.fromIndexCount = n
+	}
+	if err != nil {
+		return err
 	}
 	if err := t.hasher.digest(ctx, entries); err != nil {
 		return err
@@ -412,6 +613,49 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// entries describes the files at rels (entry), several at a time: at
+// 100,000 files the stat calls are most of a walk.
+func (t *Tracker) entries(ctx context.Context, rels []string) ([]treeEntry, error) {
+	all := make([]treeEntry, len(rels))
+	found := make([]bool, len(rels))
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	chunk := (len(rels) + workers - 1) / max(workers, 1)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(rels))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if i%1024 == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				var err error
+				if all[i], found[i], err = t.entry(rels[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for i := range all {
+		if found[i] {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
 }
 
 // entry describes the file at rel as it is now; ok is false when there is
@@ -436,7 +680,7 @@ func (t *Tracker) entry(rel string) (e treeEntry, ok bool, err error) {
 			}
 			return e, false, err
 		}
-		e.kind, e.digest = 'l', sha256.Sum256([]byte(target))
+		e.kind, e.digest = 'l', blobID([]byte(target))
 	case m.IsRegular():
 		e.kind = 'f'
 		if m&0o111 != 0 {

@@ -2,6 +2,7 @@ package stall
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -17,7 +18,9 @@ import (
 
 // TreeHash returns a content hash of the workspace at dir: the sha256 hex
 // digest of every file's slash-separated path, kind (regular, executable,
-// symlink) and content digest, in lexical path order. Directories named .git
+// symlink) and content digest, in lexical path order. A content digest is
+// the id git gives the content as a blob (blobID), so that a file git's
+// index vouches for needs no reading (see Tracker). Directories named .git
 // are skipped at any depth, and so is every path (relative to dir,
 // slash-separated) for which skip returns true; a skipped directory is not
 // entered. Nothing else is skipped: the walk does not read .gitignore, so the
@@ -69,6 +72,7 @@ type treeEntry struct {
 	info   fs.FileInfo
 	digest [sha256.Size]byte
 	gone   bool // vanished between the walk and the read
+	known  bool // digest taken from git's index: not to be read
 }
 
 // Hash returns the tree hash of dir, as TreeHash does, reusing digests from
@@ -105,7 +109,7 @@ func (h *TreeHasher) digest(ctx context.Context, entries []treeEntry) error {
 	h.mu.Lock()
 	for i := range entries {
 		e := &entries[i]
-		if e.kind == 'l' {
+		if e.kind == 'l' || e.known {
 			continue
 		}
 		c, ok := h.cache[e.abs]
@@ -177,7 +181,7 @@ func walkTree(ctx context.Context, dir string, skip func(rel string) bool) ([]tr
 				}
 				return err
 			}
-			entries = append(entries, treeEntry{rel: rel, abs: p, kind: 'l', digest: sha256.Sum256([]byte(target))})
+			entries = append(entries, treeEntry{rel: rel, abs: p, kind: 'l', digest: blobID([]byte(target))})
 		case t.IsRegular():
 			info, err := d.Info()
 			if err != nil {
@@ -245,6 +249,9 @@ send:
 	return err
 }
 
+// digestFile sets e's digest to the blob id of the file's content. The
+// id's header holds the content's length, taken before the read: a file
+// whose length changed meanwhile is read again, up to a few times.
 func digestFile(e *treeEntry, buf []byte) error {
 	f, err := os.Open(e.abs)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -255,11 +262,33 @@ func digestFile(e *treeEntry, buf []byte) error {
 		return fmt.Errorf("hash %s: %w", e.rel, err)
 	}
 	defer f.Close()
-	h := sha256.New()
-	// Hide *os.File's WriteTo, which would ignore buf and allocate its own.
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf); err != nil {
-		return fmt.Errorf("hash %s: %w", e.rel, err)
+	for try := 0; ; try++ {
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("hash %s: %w", e.rel, err)
+		}
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00", fi.Size())
+		// Hide *os.File's WriteTo, which would ignore buf and allocate its own.
+		n, err := io.CopyBuffer(h, struct{ io.Reader }{io.NewSectionReader(f, 0, 1<<62)}, buf)
+		if err != nil {
+			return fmt.Errorf("hash %s: %w", e.rel, err)
+		}
+		if n == fi.Size() || try == 2 {
+			e.digest = [sha256.Size]byte{}
+			h.Sum(e.digest[:0])
+			return nil
+		}
 	}
-	copy(e.digest[:], h.Sum(nil))
-	return nil
+}
+
+// blobID is the id git gives data as a blob: the SHA-1 of a header
+// "blob <length>\0" and the data, in the first 20 bytes of a digest.
+func blobID(data []byte) [sha256.Size]byte {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
 }
