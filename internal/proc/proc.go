@@ -378,6 +378,12 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	pgid := cmd.Process.Pid
 	adopt(pgid)
+	// What leaves the group was started after its leader: the processes
+	// older than it are never looked at when the group's escapees end.
+	var since uint64
+	if s.EndEscaped {
+		since, _ = startTime(pgid)
+	}
 	var res Result
 	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
 		leaderStart, _ := startTime(pgid)
@@ -476,7 +482,7 @@ loop:
 	errR.Close()
 	var ended []Escapee
 	if s.EndEscaped {
-		ended = endCarrying(token)
+		ended = endCarrying(token, since)
 	}
 
 	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}

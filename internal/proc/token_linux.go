@@ -2,6 +2,7 @@ package proc
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -10,44 +11,56 @@ import (
 // token, wherever they are: a process that left its group with setsid
 // still carries it.
 func (procfs) Carrying(token string) []int {
-	pids, _ := carrying(token)
+	pids, _ := carrying(token, 0)
 	return pids
 }
 
-// carrying is Carrying, and how many live processes it could not read
+// carrying is Carrying for the processes started at or after since
+// (clock ticks after boot), and how many of them, ours, it could not read
 // the environment of: one in the middle of an exec has none for a moment.
-func carrying(token string) (found []int, unsure int) {
+func carrying(token string, since uint64) (found []int, unsure int) {
 	if token == "" {
 		return nil, 0
 	}
-	self := os.Getpid()
+	self, uid := os.Getpid(), os.Getuid()
 	for _, pid := range pids() {
 		if pid == self {
 			continue
 		}
 		st, ok := readStat(pid)
-		if !ok || st.Zombie {
+		if !ok || st.Zombie || st.Start < since {
 			continue
 		}
 		switch has, read := environHas(pid, tokenEnv+"="+token); {
 		case has:
 			found = append(found, pid)
-		case !read:
+		case !read && ownedBy(pid, uid):
 			unsure++
 		}
 	}
 	return found, unsure
 }
 
+// ownedBy reports whether process pid runs as user uid.
+func ownedBy(pid, uid int) bool {
+	info, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	if err != nil {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
+}
+
 // endCarrying kills with SIGKILL every process still carrying token (the
-// processes of a group that has ended which left it with setsid) and
-// returns them. It looks again after each kill, for what they started
-// meanwhile, and, for a moment, while a process's environment could not
-// be read (it was in the middle of an exec).
-func endCarrying(token string) []Escapee {
+// processes of a group that has ended which left it with setsid), among
+// those started at or after since, and returns them. It looks again after
+// each kill, for what they started meanwhile, and, for a moment, while the
+// environment of one of ours could not be read (it was in the middle of
+// an exec).
+func endCarrying(token string, since uint64) []Escapee {
 	var out []Escapee
 	for try := 0; try < 40; try++ {
-		pids, unsure := carrying(token)
+		pids, unsure := carrying(token, since)
 		if len(pids) == 0 {
 			if unsure == 0 || try >= 20 {
 				break
