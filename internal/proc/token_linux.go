@@ -27,8 +27,7 @@ func carrying(token string, since uint64) (found []int, unsure int) {
 		if pid == self {
 			continue
 		}
-		st, ok := readStat(pid)
-		if !ok || st.Zombie || st.Start < since {
+		if st, ok := readStat(pid); !ok || !mayCarry(st, since) {
 			continue
 		}
 		switch has, read := environHas(pid, tokenEnv+"="+token); {
@@ -39,6 +38,16 @@ func carrying(token string, since uint64) (found []int, unsure int) {
 		}
 	}
 	return found, unsure
+}
+
+// mayCarry reports whether the process st describes may carry a token
+// handed out at since: a live program started at or after it. A kernel
+// thread's environment reads empty, as that of a process in the middle of
+// an exec does, and new ones start all the time: taken for one of ours
+// (ralph running as root) each cost endCarrying its waits, 5 to 100 ms
+// between two agent sessions.
+func mayCarry(st procStat, since uint64) bool {
+	return !st.Zombie && !st.Kernel && st.Start >= since
 }
 
 // ownedBy reports whether process pid runs as user uid.
