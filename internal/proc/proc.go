@@ -482,7 +482,7 @@ loop:
 	errR.Close()
 	var ended []Escapee
 	if s.EndEscaped {
-		ended = endCarrying(token, since)
+		ended = endCarrying(token, since, start)
 	}
 
 	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}

@@ -2,9 +2,12 @@ package proc
 
 import (
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseStat(t *testing.T) {
@@ -98,5 +101,73 @@ func TestReadStatKnowsKernelThreads(t *testing.T) {
 	}
 	if kernel == 0 {
 		t.Skip("no kernel thread is visible here (a PID namespace)")
+	}
+}
+
+func TestProvenOlder(t *testing.T) {
+	started := time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		mono, wall time.Duration
+		want       time.Time
+	}{
+		{"clocks agree", 30 * time.Second, 30 * time.Second, started.Add(-ctimeSlack)},
+		{"wall clock set forward", 30 * time.Second, time.Hour, started.Add(-ctimeSlack)},
+		{"wall clock a little slow", 30 * time.Second, 30*time.Second - 10*time.Millisecond, started.Add(-ctimeSlack)},
+		// A process started now could be stamped before the group's
+		// start: no proof from stamps, every stat is read.
+		{"wall clock set back", 30 * time.Second, 29 * time.Second, time.Time{}},
+		{"wall clock set back far", 30 * time.Second, -time.Hour, time.Time{}},
+	}
+	for _, tt := range tests {
+		if got := provenOlder(started, tt.mono, tt.wall); !got.Equal(tt.want) {
+			t.Errorf("%s: provenOlder = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestExistedBefore holds the kernel to what the escapee scan trusts: a
+// process's /proc entry is never stamped before the process started, and
+// a process started after the proof's instant is never taken for older.
+func TestExistedBefore(t *testing.T) {
+	self := os.Getpid()
+	if !existedBefore(self, time.Now().Add(ctimeSlack)) {
+		t.Error("this process's /proc entry reads newer than now")
+	}
+	before := time.Now().Add(-ctimeSlack)
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	if existedBefore(cmd.Process.Pid, before) {
+		t.Errorf("a process started now reads as existing before %v", before)
+	}
+	if existedBefore(1<<22+1, time.Now()) {
+		t.Error("a pid with no process reads as an older process")
+	}
+}
+
+// TestCarryingFindsANewProcessPastOldOnes: with the stamp proof on, the
+// scan still finds a process that carries the token and started after the
+// group, and skips none it should read.
+func TestCarryingFindsANewProcessPastOldOnes(t *testing.T) {
+	token := newToken()
+	started := time.Now()
+	cmd := exec.Command("sleep", "10")
+	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	found, _ := carrying(token, 0, started.Add(-ctimeSlack))
+	if !slices.Contains(found, cmd.Process.Pid) {
+		t.Errorf("carrying = %v, want it to hold %d", found, cmd.Process.Pid)
 	}
 }

@@ -11,20 +11,22 @@ import (
 // token, wherever they are: a process that left its group with setsid
 // still carries it.
 func (procfs) Carrying(token string) []int {
-	pids, _ := carrying(token, 0)
+	pids, _ := carrying(token, 0, time.Time{})
 	return pids
 }
 
 // carrying is Carrying for the processes started at or after since
 // (clock ticks after boot), and how many of them, ours, it could not read
 // the environment of: one in the middle of an exec has none for a moment.
-func carrying(token string, since uint64) (found []int, unsure int) {
+// A process whose /proc entry is older than older (when not zero) is
+// known to have started before since without reading its stat.
+func carrying(token string, since uint64, older time.Time) (found []int, unsure int) {
 	if token == "" {
 		return nil, 0
 	}
 	self, uid := os.Getpid(), os.Getuid()
 	for _, pid := range pids() {
-		if pid == self {
+		if pid == self || (!older.IsZero() && existedBefore(pid, older)) {
 			continue
 		}
 		if st, ok := readStat(pid); !ok || !mayCarry(st, since) {
@@ -60,16 +62,50 @@ func ownedBy(pid, uid int) bool {
 	return ok && int(st.Uid) == uid
 }
 
+// existedBefore reports whether process pid's /proc entry was made
+// before t, which proves the process older: the kernel stamps the entry
+// with the time it first looks it up, never before the process starts,
+// and a new process under a reused pid gets a new entry. One stat of a
+// directory costs a fraction of reading and parsing /proc/PID/stat, which
+// ending a group's escapees otherwise does for every process on the
+// machine.
+func existedBefore(pid int, t time.Time) bool {
+	var st syscall.Stat_t
+	if syscall.Stat("/proc/"+strconv.Itoa(pid), &st) != nil {
+		return false
+	}
+	return time.Unix(st.Ctim.Unix()).Before(t)
+}
+
+// ctimeSlack is how much earlier than the group's start a /proc entry
+// must be stamped to prove its process older: more than the coarse clock
+// the kernel stamps with lags the real one by (a tick).
+const ctimeSlack = time.Second
+
+// provenOlder is the instant before which a /proc entry's stamp proves a
+// process older than a group started at started, when the wall clock has
+// moved wall and the monotonic clock mono since: zero (no proof, read
+// every process's stat) when the wall clock was set back meanwhile, so
+// that a new process's stamp could read older than the group.
+func provenOlder(started time.Time, mono, wall time.Duration) time.Time {
+	if mono-wall >= ctimeSlack/2 {
+		return time.Time{}
+	}
+	return started.Add(-ctimeSlack)
+}
+
 // endCarrying kills with SIGKILL every process still carrying token (the
 // processes of a group that has ended which left it with setsid), among
-// those started at or after since, and returns them. It looks again after
-// each kill, for what they started meanwhile, and, for a moment, while the
-// environment of one of ours could not be read (it was in the middle of
-// an exec).
-func endCarrying(token string, since uint64) []Escapee {
+// those started at or after since (clock ticks after boot; the group's
+// leader started after started, on the wall clock), and returns them. It
+// looks again after each kill, for what they started meanwhile, and, for
+// a moment, while the environment of one of ours could not be read (it
+// was in the middle of an exec).
+func endCarrying(token string, since uint64, started time.Time) []Escapee {
 	var out []Escapee
 	for try := 0; try < 40; try++ {
-		pids, unsure := carrying(token, since)
+		older := provenOlder(started, time.Since(started), time.Now().Round(0).Sub(started.Round(0)))
+		pids, unsure := carrying(token, since, older)
 		if len(pids) == 0 {
 			if unsure == 0 || try >= 20 {
 				break
