@@ -171,3 +171,11 @@ func TestCarryingFindsANewProcessPastOldOnes(t *testing.T) {
 		t.Errorf("carrying = %v, want it to hold %d", found, cmd.Process.Pid)
 	}
 }
+
+// TestStampsTrustedHere: Linux's procfs stamps this process's entry after
+// it started, so the scan may use the stamps.
+func TestStampsTrustedHere(t *testing.T) {
+	if !stampsTrusted() {
+		t.Error("this process's /proc entry reads stamped before it initialised")
+	}
+}

@@ -3,6 +3,7 @@ package proc
 import (
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -88,11 +89,24 @@ const ctimeSlack = time.Second
 // every process's stat) when the wall clock was set back meanwhile, so
 // that a new process's stamp could read older than the group.
 func provenOlder(started time.Time, mono, wall time.Duration) time.Time {
-	if mono-wall >= ctimeSlack/2 {
+	if mono-wall >= ctimeSlack/2 || !stampsTrusted() {
 		return time.Time{}
 	}
 	return started.Add(-ctimeSlack)
 }
+
+// loaded is when this package initialised, in a process that started
+// moments before.
+var loaded = time.Now()
+
+// stampsTrusted reports whether this system's /proc stamps its entries as
+// existedBefore trusts, judged by this process's own entry: stamped no
+// earlier than a moment before the process initialised. A procfs that
+// stamped entries with an older time (boot time, zero) would make every
+// process read as older than any group, and no escapee would be ended.
+var stampsTrusted = sync.OnceValue(func() bool {
+	return !existedBefore(os.Getpid(), loaded.Add(-ctimeSlack))
+})
 
 // endCarrying kills with SIGKILL every process still carrying token (the
 // processes of a group that has ended which left it with setsid), among
