@@ -99,6 +99,11 @@ outer:
 	// refs/replace/ and .git/info/grafts, and a replacement would make a
 	// rewritten branch look as if it still held the user's commits.
 	env = append(env, "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull)
+	// A read such as git status takes no lock it can do without: it would
+	// otherwise write the user's index back with fresh stat data, and a
+	// ralph killed in the middle would leave the user's index.lock behind.
+	// ralph's own private indexes set it back to 1 (Options.Env).
+	env = append(env, "GIT_OPTIONAL_LOCKS=0")
 	env = append(env, forcedConfig(os.Getenv("GIT_CONFIG_COUNT"))...)
 	return append(env, extra...)
 }

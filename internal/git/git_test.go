@@ -1,12 +1,14 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func newRepo(t *testing.T) string {
@@ -134,5 +136,35 @@ func TestRunIgnoresPlantedHooksAndFsmonitor(t *testing.T) {
 	}
 	if name, _ := Line(ctx, repo, "log", "-1", "--format=%an"); name != "From The Environment" {
 		t.Errorf("author = %q: the environment's own GIT_CONFIG_COUNT entry was lost", name)
+	}
+}
+
+// ralph's git status never writes the user's index: a ralph killed in the
+// middle of one would leave index.lock behind, and the user's next git
+// command would refuse to run.
+func TestStatusLeavesTheUsersIndexAlone(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "t@t"}, {"config", "user.name", "t"}} {
+		if _, err := Run(context.Background(), dir, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), dir, "add", "a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	// Touch the file: its stat data in the index is now stale, which a
+	// status with optional locks would refresh by writing the index.
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "a.txt"), later, later)
+	index := filepath.Join(dir, ".git", "index")
+	before, _ := os.ReadFile(index)
+	if _, err := Run(context.Background(), dir, "status", "--porcelain"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(index); !bytes.Equal(before, after) {
+		t.Error("git status through internal/git rewrote the user's index")
 	}
 }

@@ -88,7 +88,9 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	}
 	gitDir, top := lines[0], lines[1]
 	index := filepath.Join(gitDir, "ralph", "index")
-	env := append([]string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index}, git.Identity...)
+	// The private index is ralph's: git status may write it back with
+	// fresh stat data (a stale lock on it is removed, see indexHolders).
+	env := append([]string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + top, "GIT_INDEX_FILE=" + index, "GIT_OPTIONAL_LOCKS=1"}, git.Identity...)
 	mu, _ := repoLocks.LoadOrStore(gitDir, new(sync.Mutex))
 	logger = logger.With("component", "snapshot")
 	return &Repo{
