@@ -42,6 +42,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		r.tree = e.watchTree(ctx)
 	}
 	defer r.tree.close()
+	r.tree.ready()
 	tracker := r.tree.tracker
 	if r.iteration == 0 && e.opt.Snapshots != nil {
 		// The tree as the task's start left it: what its first

@@ -316,10 +316,11 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	if err := e.syncOrigin(ctx, r.taskID, message); err != nil {
 		return task.Task{}, err
 	}
-	// The task's Tracker watches from before the pre-task snapshot, so
-	// that the snapshot's tree and what the Tracker sees change after it
-	// are the tree at the first iteration, the protected-files check and
-	// the end: no read of the whole tree at the task's boundary.
+	// The task's Tracker watches from before the pre-task snapshot (its
+	// first walk goes on alongside), so that the snapshot's tree and what
+	// the Tracker sees change after it are the tree at the first
+	// iteration, the protected-files check and the end: no other read of
+	// the whole tree at the task's boundary.
 	r.tree.close()
 	r.tree = e.watchTree(ctx)
 	defer func() {
@@ -419,8 +420,10 @@ func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, mes
 	if prev == 0 && empty {
 		return "", nil
 	}
-	ch := e.treeChanges(ctx, r, true) // nothing known yet: a whole read
-	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)), ch)
+	// A whole read, while the Tracker's first walk reads the files: it
+	// watches every directory already, so what changes from here on it
+	// reports, counted from this snapshot's tree.
+	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
 	if err != nil {
 		return "", fmt.Errorf("snapshot before task %d: %w", n, err)
 	}

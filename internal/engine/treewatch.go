@@ -26,24 +26,47 @@ type treeWatch struct {
 	// Tracker's changes count from. "" when unknown: the next read is
 	// a whole one.
 	base string
+	// first brings the first walk's hash while it runs in the
+	// background (watchTree); ready waits for it.
+	first chan string
 }
 
-// watchTree starts a Tracker of the workspace: its first walk, then a
-// clean slate for Changes, so that every change from here on is reported.
-// A snapshot of the tree taken after it (base) plus the changes reported
+// watchTree starts a Tracker of the workspace and returns once it
+// watches every directory, its first walk reading the files in the
+// background (ready waits for it, and every use of the Tracker waits).
+// Changes start from a clean slate after the walk; so a snapshot of the
+// tree begun after watchTree returns (base) plus the changes reported
 // since is the tree as it is.
 func (e *Engine) watchTree(ctx context.Context) treeWatch {
 	t := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
-	w := treeWatch{tracker: t}
-	if h, err := t.Hash(ctx); err == nil {
-		w.saved = h
+	first, watching := make(chan string, 1), make(chan struct{})
+	go func() {
+		h, err := t.Start(ctx, func() { close(watching) })
+		if err != nil {
+			h = ""
+		}
+		t.Changes()
+		first <- h
+	}()
+	select {
+	case <-watching:
+	case h := <-first:
+		first <- h // it walks no more: ready takes it
 	}
-	t.Changes()
-	return w
+	return treeWatch{tracker: t, first: first}
+}
+
+// ready waits for the Tracker's first walk.
+func (w *treeWatch) ready() {
+	if w.first != nil {
+		w.saved = <-w.first
+		w.first = nil
+	}
 }
 
 // close stops the Tracker, once.
 func (w *treeWatch) close() {
+	w.ready()
 	if w.tracker != nil {
 		w.tracker.Close()
 	}
@@ -60,6 +83,7 @@ func (w *treeWatch) changes(ctx context.Context, exact bool) snapshot.Changes {
 	if w.tracker == nil {
 		return snapshot.Changes{}
 	}
+	w.ready()
 	h, err := w.tracker.Hash(ctx)
 	if err != nil {
 		w.fresh, w.saved, w.base = false, "", ""
