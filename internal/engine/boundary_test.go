@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,13 @@ func TestTaskBoundaryReadsTheTreeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 1 {
+			// Looks around, changes nothing the progress hash counts:
+			// only a file in .ralph/ beside ralph's bookkeeping.
+			write(".ralph/notes.md", "looked around\n")
+			emit(agent.Event{Kind: agent.KindToolCall, Tool: "read", Input: json.RawMessage(`{}`)})
+			return agent.Result{ToolCalls: 1, Final: "looked"}, nil
+		}
 		// A protected file changed, a file removed, one added; then done
 		// (no tool call is the completion signal).
 		write("src/pkg0/a_test.go", "package p\n\n// weakened\n")
@@ -107,11 +115,19 @@ func TestTaskBoundaryReadsTheTreeOnce(t *testing.T) {
 		t.Errorf("task-%d-post differs from the tree:\n%s", out.Task, d)
 	}
 	its, err := st.Iterations(ctx, out.TaskID)
-	if err != nil || len(its) != 1 {
+	if err != nil || len(its) != 2 {
 		t.Fatalf("iterations = %d %v", len(its), err)
 	}
-	if d := differ(its[0].Tree, full.Tree); d != "" {
-		t.Errorf("iteration 1's tree differs from the tree:\n%s", d)
+	if d := differ(its[1].Tree, full.Tree); d != "" {
+		t.Errorf("iteration 2's tree differs from the tree:\n%s", d)
+	}
+	// ralph's bookkeeping too: task-N-post holds .ralph/ as it was then.
+	ralph, err := exec.Command(realGit, "-C", ws.Root, "diff-tree", "-r", "--name-only", post.Tree, full.Tree, "--", ".ralph").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ralph) > 0 {
+		t.Errorf("task-%d-post's .ralph/ differs from the tree's (nothing changes it after):\n%s", out.Task, ralph)
 	}
 	zero := snaps.IterationBase(ctx, out.Task)
 	if d := differ(start.Tree, zero); d != "" {

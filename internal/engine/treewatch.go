@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
@@ -26,6 +27,10 @@ type treeWatch struct {
 	// Tracker's changes count from. "" when unknown: the next read is
 	// a whole one.
 	base string
+	// owed are the paths a read that was not exact left out (ralph's
+	// bookkeeping, the hash unchanged): the next read that stages paths
+	// stages them too, so base plus the changes stays the tree.
+	owed map[string]bool
 	// first brings the first walk's hash while it runs in the
 	// background (watchTree); ready waits for it.
 	first chan string
@@ -93,10 +98,26 @@ func (w *treeWatch) changes(ctx context.Context, exact bool) snapshot.Changes {
 	prev := w.saved
 	w.hash, w.fresh, w.saved = h, true, h
 	complete = complete && w.base != ""
-	if !exact && complete && prev == h {
+	if !complete {
+		w.owed = nil // a whole read
+		return snapshot.Changes{Since: w.base}
+	}
+	if !exact && prev == h {
+		if w.owed == nil {
+			w.owed = map[string]bool{}
+		}
+		for _, p := range paths {
+			w.owed[p] = true
+		}
 		return snapshot.Changes{Known: true, Since: w.base}
 	}
-	return snapshot.Changes{Known: complete, Paths: paths, Since: w.base}
+	for p := range w.owed {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	w.owed = nil
+	return snapshot.Changes{Known: true, Paths: paths, Since: w.base}
 }
 
 // take returns the hash changes read, once.
