@@ -585,22 +585,28 @@ func (b *bench) composition(iterations int, sup [3]float64, write bool) error {
 
 func (b *bench) taskCost(rounds int) error {
 	before := loadavg()
-	var ralphCost, gitCost []float64
-	change := filepath.Join(b.dir, "src", "pkg0", "file0.go")
+	var ralphCost, otherCost, gitCost []float64
 	for i := range rounds {
-		// One changed file for each: ralph's task snapshots it, git
-		// commits it.
-		appendLine(change, fmt.Sprintf("// ralph round %d", i))
-		spans, wall, err := b.runRalph(1, b.completing, "", false)
+		c, err := b.oneTask(i)
 		if err != nil {
 			return err
 		}
-		if len(spans) != 1 {
-			return fmt.Errorf("ralph ran the stand-in %d times, not once", len(spans))
+		ralphCost = append(ralphCost, c)
+		if b.vs != nil {
+			// The other binary in the same round, on its own copy of
+			// the project.
+			if c, err = b.vs.oneTask(i); err != nil {
+				return err
+			}
+			otherCost = append(otherCost, c)
+			// Committed, untimed, as the git step below commits this
+			// project: both start each round from a clean tree.
+			if err := run(b.vs.dir, nil, "sh", "-c", "git add -A && git -c user.name=bench -c user.email=bench@localhost commit -q -m change"); err != nil {
+				return err
+			}
 		}
-		agent := time.Duration(spans[0][1] - spans[0][0])
-		ralphCost = append(ralphCost, float64(wall-agent)/1e6)
 
+		change := filepath.Join(b.dir, "src", "pkg0", "file0.go")
 		appendLine(change, fmt.Sprintf("// git round %d", i))
 		t0 := time.Now()
 		if err := run(b.dir, nil, "sh", "-c", "git add -A && git -c user.name=bench -c user.email=bench@localhost commit -q -m change"); err != nil {
@@ -611,5 +617,25 @@ func (b *bench) taskCost(rounds int) error {
 	r, g := median(ralphCost), median(gitCost)
 	fmt.Printf("task fixed cost, %d files, median of %d (load average %s before, %s after):\n", b.files, rounds, before, loadavg())
 	fmt.Printf("  ralph run of one completing iteration, less the agent: %.0f ms   git add -A && git commit of one change: %.0f ms   ratio %.2f\n", r, g, r/g)
+	if b.vs != nil {
+		o := median(otherCost)
+		fmt.Printf("  -vs %s: %.0f ms   ratio %.2f\n", b.vs.ralph, o, o/g)
+	}
 	return nil
+}
+
+// oneTask changes one file of the project and runs ralph for a task of
+// one completing iteration, and returns its time less the agent's (ms).
+func (b *bench) oneTask(round int) (float64, error) {
+	// One changed file: ralph's task snapshots it, as git commits it.
+	appendLine(filepath.Join(b.dir, "src", "pkg0", "file0.go"), fmt.Sprintf("// ralph round %d", round))
+	spans, wall, err := b.runRalph(1, b.completing, "", false)
+	if err != nil {
+		return 0, err
+	}
+	if len(spans) != 1 {
+		return 0, fmt.Errorf("ralph ran the stand-in %d times, not once", len(spans))
+	}
+	agent := time.Duration(spans[0][1] - spans[0][0])
+	return float64(wall-agent) / 1e6, nil
 }

@@ -103,7 +103,8 @@ func (e *Engine) snapshotPost(ctx context.Context, r *run) {
 		}
 		return
 	}
-	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("after task %d", r.number))
+	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("after task %d", r.number), e.treeChanges(ctx, r, true))
+	r.tree.recorded(snap.Tree)
 	if err != nil {
 		e.harnessEvent(r, "snapshot-error", "could not save "+name+": "+err.Error(), "")
 		return

@@ -388,7 +388,7 @@ func (e *Engine) guardProtected(ctx context.Context, r *run) (Reason, string) {
 		globs = config.DefaultProtect
 	}
 	p := guard.Protection{Globs: globs, Gates: commandGates(e.opt.Gates)}
-	changes, err := p.Changes(ctx, e.opt.Snapshots, e.ws.Root, pre)
+	changes, err := p.Changes(ctx, watchedDiff{e.opt.Snapshots, e, r}, e.ws.Root, pre)
 	if err != nil {
 		e.log.Error("compare the files the gates depend on", "err", err)
 		return "", ""
@@ -438,6 +438,23 @@ func (e *Engine) guardProtected(ctx context.Context, r *run) (Reason, string) {
 	}
 	e.restoreProtected(ctx, r, pre, changes, fmt.Sprintf("request %d was %s", req.ID, why))
 	return "", ""
+}
+
+// watchedDiff is the snapshot store as the protected-files check reads
+// it: its diff of the working tree stages only what r's Tracker saw change
+// since the tree it last recorded, when the Tracker knows.
+type watchedDiff struct {
+	*snapshot.Repo
+	e *Engine
+	r *run
+}
+
+// Diff lists the files that differ between the snapshot called name and
+// the working tree.
+func (s watchedDiff) Diff(ctx context.Context, name string) ([]snapshot.FileChange, error) {
+	fcs, tree, err := s.Repo.DiffChanged(ctx, name, s.e.treeChanges(ctx, s.r, true))
+	s.r.tree.recorded(tree)
+	return fcs, err
 }
 
 // askProtected makes (or finds again, after a resume) the request about

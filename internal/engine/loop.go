@@ -11,7 +11,6 @@ import (
 	"github.com/ralph-harness/ralph/internal/mutation"
 	"github.com/ralph-harness/ralph/internal/pausepoint"
 	"github.com/ralph-harness/ralph/internal/plan"
-	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/task"
@@ -38,12 +37,22 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	// the harness's files, before anything reads them.
 	e.taskGates(ctx, r)
 	e.undoLeftover(ctx, r)
+	if r.tree.tracker == nil {
+		// A resumed task: its Tracker starts here, knowing no tree.
+		r.tree = e.watchTree(ctx)
+	}
+	defer r.tree.close()
+	r.tree.ready()
+	tracker := r.tree.tracker
 	if r.iteration == 0 && e.opt.Snapshots != nil {
 		// The tree as the task's start left it: what its first
-		// iteration's change is measured from.
-		if _, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0, snapshot.Changes{}); err != nil {
+		// iteration's change is measured from. The pre-task snapshot's
+		// tree and the Tracker's changes since, when it has them.
+		tree, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0, e.treeChanges(ctx, r, true))
+		if err != nil {
 			e.log.Warn("record the task's starting tree", "err", err)
 		}
+		r.tree.recorded(tree)
 	}
 	// The chain of the task's iterations is written in the background;
 	// it is whole when the task ends (finish) or its loop returns.
@@ -59,10 +68,6 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	for range recovered {
 		det.NoteRecovery()
 	}
-	tracker := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
-	defer tracker.Close()
-	r.tree = treeWatch{tracker: tracker}
-	defer func() { r.tree = treeWatch{} }()
 	if h, err := tracker.Hash(ctx); err == nil {
 		det.SetBaseline(h)
 	}
@@ -340,14 +345,11 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	// diff; a failure to record it costs only that.
 	tree := ""
 	if e.opt.Snapshots != nil {
-		ch := r.tree.changes(wctx)
-		if e.opt.Snapshots.Root() != e.ws.Root {
-			ch = snapshot.Changes{} // the Tracker's paths are not the snapshots'
-		}
 		var err error
-		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, ch); err != nil {
+		if tree, err = e.opt.Snapshots.SaveIteration(wctx, r.number, r.iteration, e.treeChanges(wctx, r, false)); err != nil {
 			e.log.Warn("record the iteration's tree", "err", err)
 		}
+		r.tree.recorded(tree)
 	}
 	err := e.st.EndIteration(wctx, store.Iteration{
 		TaskID: r.taskID, Number: r.iteration, Phase: phase, Outcome: outcome,

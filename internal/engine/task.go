@@ -144,6 +144,7 @@ func (e *Engine) Resume(ctx context.Context, force bool) (Outcome, error) {
 // clarifyThenLoop asks the human about a needs-clarification task t
 // before the loop starts, then runs the loop.
 func (e *Engine) clarifyThenLoop(ctx context.Context, r *run, t task.Task) (Outcome, error) {
+	defer r.tree.close()
 	if r.route == task.NeedsClarification {
 		if end, detail := e.clarify(ctx, r, t, e.ws.PlanContent() != ""); end != "" {
 			return e.finish(ctx, r, end, detail), nil
@@ -311,11 +312,23 @@ func NextTaskNumber(ctx context.Context, st *store.Store, snaps *snapshot.Repo, 
 // once, the history line appended once, and the rest is rewritten whole.
 // Deleting the start record is the last step: until then a resume calls
 // finishStart again.
-func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec startRecord) (task.Task, error) {
+func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec startRecord) (_ task.Task, err error) {
 	if err := e.syncOrigin(ctx, r.taskID, message); err != nil {
 		return task.Task{}, err
 	}
-	previous, startNote, err := e.snapshotBefore(ctx, r.number, rec.Prev, message)
+	// The task's Tracker watches from before the pre-task snapshot (its
+	// first walk goes on alongside), so that the snapshot's tree and what
+	// the Tracker sees change after it are the tree at the first
+	// iteration, the protected-files check and the end: no other read of
+	// the whole tree at the task's boundary.
+	r.tree.close()
+	r.tree = e.watchTree(ctx)
+	defer func() {
+		if err != nil {
+			r.tree.close()
+		}
+	}()
+	previous, startNote, err := e.snapshotBefore(ctx, r, rec.Prev, message)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -366,7 +379,8 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 // returns the snapshot the task parser names as the previous task's state
 // ("none" without snapshots) and a note on what was saved, "" when
 // nothing was.
-func (e *Engine) snapshotBefore(ctx context.Context, n, prev int, message string) (previous, note string, err error) {
+func (e *Engine) snapshotBefore(ctx context.Context, r *run, prev int, message string) (previous, note string, err error) {
+	n := r.number
 	previous = "none"
 	if e.opt.Snapshots == nil {
 		return previous, "", nil
@@ -382,7 +396,7 @@ func (e *Engine) snapshotBefore(ctx context.Context, n, prev int, message string
 		if err := e.recordSnapshot(ctx, name, n); err != nil {
 			return "", "", err
 		}
-	} else if note, err = e.savePre(ctx, name, n, prev, message); err != nil {
+	} else if note, err = e.savePre(ctx, r, name, prev, message); err != nil {
 		return "", "", err
 	}
 	if prev > 0 {
@@ -394,9 +408,11 @@ func (e *Engine) snapshotBefore(ctx context.Context, n, prev int, message string
 	return previous, note, nil
 }
 
-// savePre saves the snapshot called name before task n, except for the
-// first task of an empty tree, and returns a note on what it saved.
-func (e *Engine) savePre(ctx context.Context, name string, n, prev int, message string) (string, error) {
+// savePre saves the snapshot called name before r's task, except for the
+// first task of an empty tree, and returns a note on what it saved. Its
+// tree is what r's Tracker counts changes from.
+func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, message string) (string, error) {
+	n := r.number
 	empty, err := treeIsEmpty(e.ws.Root)
 	if err != nil {
 		return "", err
@@ -404,9 +420,15 @@ func (e *Engine) savePre(ctx context.Context, name string, n, prev int, message 
 	if prev == 0 && empty {
 		return "", nil
 	}
+	// A whole read, while the Tracker's first walk reads the files: it
+	// watches every directory already, so what changes from here on it
+	// reports, counted from this snapshot's tree.
 	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
 	if err != nil {
 		return "", fmt.Errorf("snapshot before task %d: %w", n, err)
+	}
+	if e.opt.Snapshots.Root() == e.ws.Root {
+		r.tree.recorded(snap.Tree)
 	}
 	pausepoint.At(pausepoint.TaskPreSnapshot)
 	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})

@@ -2,45 +2,122 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
 )
 
-// treeWatch shares the loop's Tracker between the two that read the
-// working tree after an iteration: the iteration's snapshot, which learns
-// from it what changed, and the stall detector, which takes the same hash
-// so that both see the same iteration.
+// treeWatch shares the task's Tracker between those that read the
+// working tree at the task's boundary and after each iteration: the
+// snapshots (pre-task, iteration trees, the protected-files diff,
+// post-task), which learn from it what changed since the tree they last
+// returned, and the stall detector, which takes the same hash so that
+// both see the same iteration.
 type treeWatch struct {
-	tracker *stall.Tracker // nil outside the loop
+	tracker *stall.Tracker // nil outside the task
 	// hash is the Tracker's value as changes read it; fresh until the
 	// detector takes it.
 	hash  string
 	fresh bool
-	// saved is the hash the previous snapshot recorded.
+	// saved is the hash as changes last read it.
 	saved string
+	// base is the tree the snapshots last returned while the Tracker
+	// watched and had handed over every change before it: what the
+	// Tracker's changes count from. "" when unknown: the next read is
+	// a whole one.
+	base string
+	// owed are the paths a read that was not exact left out (ralph's
+	// bookkeeping, the hash unchanged): the next read that stages paths
+	// stages them too, so base plus the changes stays the tree.
+	owed map[string]bool
+	// first brings the first walk's hash while it runs in the
+	// background (watchTree); ready waits for it.
+	first chan string
 }
 
-// changes reads the tree's hash and what changed since the last call:
-// known and empty when the hash did not change (ralph's bookkeeping in
-// .ralph/, which the hash leaves out and the iteration diffs too, aside),
-// unknown when the Tracker cannot say.
-func (w *treeWatch) changes(ctx context.Context) snapshot.Changes {
+// watchTree starts a Tracker of the workspace and returns once it
+// watches every directory, its first walk reading the files in the
+// background (ready waits for it, and every use of the Tracker waits).
+// Changes start from a clean slate after the walk; so a snapshot of the
+// tree begun after watchTree returns (base) plus the changes reported
+// since is the tree as it is.
+func (e *Engine) watchTree(ctx context.Context) treeWatch {
+	t := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
+	first, watching := make(chan string, 1), make(chan struct{})
+	go func() {
+		h, err := t.Start(ctx, func() { close(watching) })
+		if err != nil {
+			h = ""
+		}
+		t.Changes()
+		first <- h
+	}()
+	select {
+	case <-watching:
+	case h := <-first:
+		first <- h // it walks no more: ready takes it
+	}
+	return treeWatch{tracker: t, first: first}
+}
+
+// ready waits for the Tracker's first walk.
+func (w *treeWatch) ready() {
+	if w.first != nil {
+		w.saved = <-w.first
+		w.first = nil
+	}
+}
+
+// close stops the Tracker, once.
+func (w *treeWatch) close() {
+	w.ready()
+	if w.tracker != nil {
+		w.tracker.Close()
+	}
+	*w = treeWatch{}
+}
+
+// changes reads the tree's hash and what changed since the last call,
+// counted from base: unknown when the Tracker cannot say or the snapshots
+// returned no tree since it started. Unless exact, known and empty when
+// the hash did not change (ralph's bookkeeping in .ralph/, which the hash
+// leaves out and the iteration diffs too, aside); exact, every path the
+// Tracker saw, for a snapshot that must be the tree as it is.
+func (w *treeWatch) changes(ctx context.Context, exact bool) snapshot.Changes {
 	if w.tracker == nil {
 		return snapshot.Changes{}
 	}
+	w.ready()
 	h, err := w.tracker.Hash(ctx)
 	if err != nil {
-		w.fresh, w.saved = false, ""
+		w.fresh, w.saved, w.base = false, "", ""
 		return snapshot.Changes{}
 	}
 	paths, complete := w.tracker.Changes()
 	prev := w.saved
 	w.hash, w.fresh, w.saved = h, true, h
-	if complete && prev == h {
-		return snapshot.Changes{Known: true}
+	complete = complete && w.base != ""
+	if !complete {
+		w.owed = nil // a whole read
+		return snapshot.Changes{Since: w.base}
 	}
-	return snapshot.Changes{Known: complete, Paths: paths}
+	if !exact && prev == h {
+		if w.owed == nil {
+			w.owed = map[string]bool{}
+		}
+		for _, p := range paths {
+			w.owed[p] = true
+		}
+		return snapshot.Changes{Known: true, Since: w.base}
+	}
+	for p := range w.owed {
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	w.owed = nil
+	return snapshot.Changes{Known: true, Paths: paths, Since: w.base}
 }
 
 // take returns the hash changes read, once.
@@ -48,4 +125,25 @@ func (w *treeWatch) take() (string, bool) {
 	h, ok := w.hash, w.fresh
 	w.fresh = false
 	return h, ok
+}
+
+// treeChanges is what the snapshots are told changed since r's tree
+// watch last recorded a tree: nothing known when the snapshots are of
+// another tree than the workspace the Tracker watches.
+func (e *Engine) treeChanges(ctx context.Context, r *run, exact bool) snapshot.Changes {
+	ch := r.tree.changes(ctx, exact)
+	if e.opt.Snapshots == nil || e.opt.Snapshots.Root() != e.ws.Root {
+		r.tree.base = ""
+		return snapshot.Changes{} // the Tracker's paths are not the snapshots'
+	}
+	return ch
+}
+
+// recorded notes the tree the snapshots just returned, read with the
+// Tracker's changes up to now ("" after a failure: the next read is a
+// whole one).
+func (w *treeWatch) recorded(tree string) {
+	if w.tracker != nil {
+		w.base = tree
+	}
 }

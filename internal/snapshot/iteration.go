@@ -29,17 +29,23 @@ const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 const iterationCommitDelay = 250 * time.Millisecond
 
 // Changes is what a watcher of the working tree saw change since the
-// previous SaveIteration, so that SaveIteration need not ask git.
+// tree was last read, so that reading it again need not ask git.
 type Changes struct {
-	// Known is set when Paths is the whole story since the previous
-	// SaveIteration of the same Repo; otherwise SaveIteration reads the
-	// whole working tree, as git status does.
+	// Known is set when Paths is the whole story since Since (or, Since
+	// empty, since the previous SaveIteration of the same task and Repo);
+	// otherwise the whole working tree is read, as git status does.
 	Known bool
 	// Paths are the files (slash-separated, relative to the working
 	// tree's root) created, changed or removed: never directories, never
-	// files git ignores. Known with no Paths means the tree is the
-	// previous iteration's.
+	// files git ignores. Known with no Paths means the tree is still the
+	// one counted from.
 	Paths []string
+	// Since, when set, is the tree Paths count from: one this Repo
+	// returned (SaveIteration, SaveChanged, DiffChanged, or a Snapshot's
+	// Tree) while the watcher watched. It counts only while it is the
+	// last tree this Repo wrote its private index as; after anything else
+	// staged, the whole tree is read.
+	Since string
 }
 
 // iterationState is what SaveIteration keeps between calls (guarded by
@@ -67,23 +73,14 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (stri
 	if r.iter.trees == nil {
 		r.iter.trees = map[string]string{}
 	}
-	tree, reused := r.iter.trees[ref], false
-	switch {
-	case !ch.Known || r.iter.stale || tree == "":
-		var err error
-		tree, err = r.currentTree(ctx)
-		if err != nil {
-			r.iter.stale = true
-			return "", fmt.Errorf("record iteration %d: %w", n, err)
-		}
-	case len(ch.Paths) == 0:
-		reused = true
-	default:
-		var err error
-		if tree, err = r.pathsTree(ctx, ch.Paths); err != nil {
-			r.iter.stale = true
-			return "", fmt.Errorf("record iteration %d: %w", n, err)
-		}
+	base := r.iter.trees[ref]
+	if ch.Since != "" {
+		base = ch.Since
+	}
+	tree, reused, err := r.treeWith(ctx, ch, base)
+	if err != nil {
+		r.iter.stale = true
+		return "", fmt.Errorf("record iteration %d: %w", n, err)
 	}
 	r.iter.stale = false
 	r.iter.trees[ref] = tree
@@ -99,6 +96,23 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (stri
 	return tree, nil
 }
 
+// treeWith returns the working tree's tree as it is now: base with
+// ch.Paths staged when ch is known from base (reused: base itself, no git
+// at all, when nothing changed), the whole tree read otherwise. A base
+// named by ch.Since counts only while the private index was last written
+// as it.
+func (r *Repo) treeWith(ctx context.Context, ch Changes, base string) (tree string, reused bool, err error) {
+	switch {
+	case !ch.Known || r.iter.stale || base == "" || (ch.Since != "" && ch.Since != r.indexTree):
+		tree, err = r.currentTree(ctx)
+	case len(ch.Paths) == 0:
+		tree, reused = base, true
+	default:
+		tree, err = r.pathsTree(ctx, ch.Paths)
+	}
+	return tree, reused, err
+}
+
 // pathsTree stages exactly paths (rehashed, added, or removed when gone)
 // and writes the tree. Should git refuse one of them (a directory after
 // all, a path inside a nested repository), the whole tree is staged.
@@ -112,6 +126,7 @@ func (r *Repo) pathsTree(ctx context.Context, paths []string) (string, error) {
 
 // stagePaths brings the private index up to date for paths only.
 func (r *Repo) stagePaths(ctx context.Context, paths []string) error {
+	r.indexTree = ""
 	if !r.indexExists() {
 		return r.stage(ctx)
 	}

@@ -53,6 +53,10 @@ type Repo struct {
 	tipKnown bool
 	// iter is what SaveIteration keeps between calls (guarded by mu).
 	iter iterationState
+	// indexTree is the tree this Repo last wrote the private index as,
+	// "" once anything staged since (guarded by mu): Changes counted
+	// from it (Changes.Since) need only their own paths staged.
+	indexTree string
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
 }
@@ -138,6 +142,24 @@ func (r *Repo) Save(ctx context.Context, name, message string) (Snapshot, error)
 		return Snapshot{}, fmt.Errorf("save %s: %w", name, err)
 	}
 	return s, nil
+}
+
+// SaveChanged is Save for a caller that watched the working tree: when
+// ch is known from ch.Since (Changes), only its paths are read.
+func (r *Repo) SaveChanged(ctx context.Context, name, message string, ch Changes) (Snapshot, error) {
+	if !ValidName(name) {
+		return Snapshot{}, fmt.Errorf("save %q: %w (names are %s)", name, ErrInvalidName, NameForms)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tree, _, err := r.treeWith(ctx, ch, ch.Since)
+	if err == nil {
+		var s Snapshot
+		if s, err = r.saveTree(ctx, name, message, tree); err == nil {
+			return s, nil
+		}
+	}
+	return Snapshot{}, fmt.Errorf("save %s: %w", name, err)
 }
 
 func (r *Repo) save(ctx context.Context, name, message string) (Snapshot, error) {
@@ -280,6 +302,7 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent, name, msg string, n
 // user's (or HEAD: seed) so that tracked files a .gitignore pattern
 // matches are kept, as git keeps them.
 func (r *Repo) stage(ctx context.Context) error {
+	r.indexTree = ""
 	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
 		if err := r.seed(ctx); err != nil {
 			return fmt.Errorf("seed private index: %w", err)
@@ -491,7 +514,8 @@ func (r *Repo) writeTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	r.indexTree = strings.TrimSpace(string(out))
+	return r.indexTree, nil
 }
 
 // List returns every snapshot, oldest first.
@@ -625,6 +649,8 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// The index ends as the target's tree, or wherever a failure left it.
+	defer func() { r.indexTree = "" }()
 	tree, stageErr := r.currentTree(ctx)
 	f := <-lookup
 	if f.err != nil {
@@ -760,6 +786,27 @@ func (r *Repo) Diff(ctx context.Context, name string) ([]FileChange, error) {
 		return nil, fmt.Errorf("diff %s: %w", name, err)
 	}
 	return parseNameStatus(out), nil
+}
+
+// DiffChanged is Diff for a caller that watched the working tree: when ch
+// is known from ch.Since (Changes), only its paths are read. It returns
+// the working tree's tree too, for the caller's next Changes.
+func (r *Repo) DiffChanged(ctx context.Context, name string, ch Changes) ([]FileChange, string, error) {
+	target, err := r.resolve(ctx, name)
+	if err != nil {
+		return nil, "", fmt.Errorf("diff: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tree, _, err := r.treeWith(ctx, ch, ch.Since)
+	if err != nil {
+		return nil, "", fmt.Errorf("diff %s: %w", name, err)
+	}
+	out, err := r.git(ctx, nil, nil, "diff-tree", "-r", "-z", "--name-status", "--no-renames", target.Commit, tree, "--")
+	if err != nil {
+		return nil, "", fmt.Errorf("diff %s: %w", name, err)
+	}
+	return parseNameStatus(out), tree, nil
 }
 
 // DiffBetween returns the files that differ from snapshot from to

@@ -80,6 +80,10 @@ type Tracker struct {
 	seen    bool
 	blind   map[string]bool
 
+	// watching, set during Start, is called once the first walk watches
+	// every directory it enters, before it reads the files.
+	watching func()
+
 	// fromIndexCount is how many digests the last whole walk took from
 	// git's index (for tests); noIndex makes it take none.
 	fromIndexCount int
@@ -124,6 +128,19 @@ func (t *Tracker) Hash(ctx context.Context) (string, error) {
 		t.walk = true
 	}
 	return t.walkHash(ctx)
+}
+
+// Start is the first Hash, for a caller that wants to read the tree
+// itself alongside it: watching, when not nil, is called (from Start's
+// goroutine) once every directory of the tree is watched and before the
+// walk reads the files. From then on every change is reported, so a read
+// of the tree started after watching plus what Changes reports after the
+// next Hash is the tree as it is. watching is not called when the
+// Tracker cannot watch (it hashes the whole tree each time instead).
+func (t *Tracker) Start(ctx context.Context, watching func()) (string, error) {
+	t.watching = watching
+	defer func() { t.watching = nil }()
+	return t.Hash(ctx)
 }
 
 // Changes returns the files (slash-separated, relative to the tree) that
@@ -583,6 +600,10 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		if err = walk(r); err != nil {
 			break
 		}
+	}
+	if err == nil && t.watching != nil {
+		t.watching()
+		t.watching = nil
 	}
 	if err == nil {
 		entries, err = t.entries(ctx, files)

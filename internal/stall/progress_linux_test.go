@@ -183,3 +183,45 @@ func TestTrackerChanges(t *testing.T) {
 		t.Error("changes are complete after a repository came inside the tree")
 	}
 }
+
+// Start calls its watching func once every directory is watched, before
+// the walk reads the files: a change made from then on is among the
+// Changes after the next Hash, so a read of the tree begun there (the
+// pre-task snapshot's) plus those Changes is the tree.
+func TestTrackerStartWatching(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	if err := os.RemoveAll(filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "no node_modules")
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	defer tr.Close()
+	calls := 0
+	if _, err := tr.Start(ctx, func() {
+		calls++
+		if !tr.w.watching("src/p2") {
+			t.Error("watching was called before src/p2 was watched")
+		}
+		writeFile(t, dir, "src/p2/f2.go", "package p2 // changed while the walk read the files\n")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("watching was called %d times, want once", calls)
+	}
+	tr.Changes() // the first walk's: not complete
+	if _, err := tr.Hash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	paths, complete := tr.Changes()
+	if !complete || !slices.Contains(paths, "src/p2/f2.go") {
+		t.Errorf("Changes after the walk = %v (complete %v), want src/p2/f2.go, complete", paths, complete)
+	}
+	// A rescan does not call it again.
+	writeFile(t, dir, ".gitignore", "build/\n*.log\n*.tmp\n")
+	if _, err := tr.Hash(ctx); err != nil || calls != 1 {
+		t.Errorf("after a rescan watching was called %d times (%v), want once", calls, err)
+	}
+}

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/snapshot"
+)
+
+// A task reads the whole working tree once at its boundary — the pre-task
+// snapshot's git status — and learns the rest from its Tracker: iteration
+// 0 is the pre-task tree with ralph's files brought up to date, the
+// protected-files check and the post-task snapshot stage only what the
+// agent and the gates changed. The guard still sees a changed protected
+// file, and every tree is the one a full read gives.
+func TestTaskBoundaryReadsTheTreeOnce(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	write := func(rel, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(ws.Root, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("src/pkg0/a_test.go", "package p\n")
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + realGit + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 1 {
+			// Looks around, changes nothing the progress hash counts:
+			// only a file in .ralph/ beside ralph's bookkeeping.
+			write(".ralph/notes.md", "looked around\n")
+			emit(agent.Event{Kind: agent.KindToolCall, Tool: "read", Input: json.RawMessage(`{}`)})
+			return agent.Result{ToolCalls: 1, Final: "looked"}, nil
+		}
+		// A protected file changed, a file removed, one added; then done
+		// (no tool call is the completion signal).
+		write("src/pkg0/a_test.go", "package p\n\n// weakened\n")
+		write("src/pkg1/new.go", "package p\n")
+		return agent.Result{Final: "done"}, os.Remove(filepath.Join(req.Dir, "src", "pkg1", "file1.go"))
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAllow}}
+	out, err := New(ws, st, opt).Run(ctx, "change a few files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	if out.Tampers != 1 {
+		t.Errorf("the guard recorded %d changes to protected files, want 1 (src/pkg0/a_test.go)", out.Tampers)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pre-task snapshot's reads: a git status (and, the tree never
+	// committed, a git add -A); none after it.
+	pre, after, ok := strings.Cut(string(b), "snapshot task-1-pre --stdin\n")
+	if !ok {
+		t.Fatalf("no pre-task snapshot among the git calls:\n%s", b)
+	}
+	if n := strings.Count(pre, " status "); n != 1 {
+		t.Errorf("the pre-task snapshot ran git status %d times, want once", n)
+	}
+	for line := range strings.Lines(after) {
+		if strings.Contains(" "+line, " status ") || strings.Contains(" "+line, " add ") {
+			t.Errorf("after the pre-task snapshot the task read the whole tree again: %s", line)
+		}
+	}
+
+	// Every tree as a full read has it, ralph's own files aside.
+	full, err := snaps.Save(ctx, snapshot.Manual(time.Now()), "a full read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := func(a, b string) string {
+		t.Helper()
+		out, err := exec.Command(realGit, "-C", ws.Root, "diff-tree", "-r", "--name-status", "--no-renames", a, b, "--", ".", ":(exclude).ralph").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	start, err := snaps.Resolve(ctx, snapshot.TaskPre(out.Task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := snaps.Resolve(ctx, snapshot.TaskPost(out.Task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := differ(post.Tree, full.Tree); d != "" {
+		t.Errorf("task-%d-post differs from the tree:\n%s", out.Task, d)
+	}
+	its, err := st.Iterations(ctx, out.TaskID)
+	if err != nil || len(its) != 2 {
+		t.Fatalf("iterations = %d %v", len(its), err)
+	}
+	if d := differ(its[1].Tree, full.Tree); d != "" {
+		t.Errorf("iteration 2's tree differs from the tree:\n%s", d)
+	}
+	// ralph's bookkeeping too: task-N-post holds .ralph/ as it was then.
+	ralph, err := exec.Command(realGit, "-C", ws.Root, "diff-tree", "-r", "--name-only", post.Tree, full.Tree, "--", ".ralph").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ralph) > 0 {
+		t.Errorf("task-%d-post's .ralph/ differs from the tree's (nothing changes it after):\n%s", out.Task, ralph)
+	}
+	zero := snaps.IterationBase(ctx, out.Task)
+	if d := differ(start.Tree, zero); d != "" {
+		t.Errorf("iteration 0's tree differs from the pre-task snapshot's:\n%s", d)
+	}
+	if got, want := differ(start.Tree, post.Tree), "M\tsrc/pkg0/a_test.go\nD\tsrc/pkg1/file1.go\nA\tsrc/pkg1/new.go"; got != want {
+		t.Errorf("the task's change from task-%d-pre to task-%d-post =\n%s\nwant\n%s", out.Task, out.Task, got, want)
+	}
+}
