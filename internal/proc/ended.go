@@ -12,8 +12,13 @@ func (r Result) EndedNote() string {
 	if len(r.Ended) == 0 {
 		return ""
 	}
+	return fmt.Sprintf("ralph ended %d process(es) that left the agent's process group and were still running when it finished: %s", len(r.Ended), listEscapees(r.Ended))
+}
+
+// listEscapees names each process: "pid 12 (sleep 300), pid 13".
+func listEscapees(es []Escapee) string {
 	var b strings.Builder
-	for i, e := range r.Ended {
+	for i, e := range es {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -22,5 +27,5 @@ func (r Result) EndedNote() string {
 			fmt.Fprintf(&b, " (%s)", e.Command)
 		}
 	}
-	return fmt.Sprintf("ralph ended %d process(es) that left the agent's process group and were still running when it finished: %s", len(r.Ended), b.String())
+	return b.String()
 }

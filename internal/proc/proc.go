@@ -144,21 +144,11 @@ func (r Result) EscapeNote() string {
 	if len(r.Escaped) == 0 {
 		return "a process it started left its process group and kept its output open; ralph stopped reading it"
 	}
-	var b strings.Builder
-	for i, e := range r.Escaped {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "pid %d", e.PID)
-		if e.Command != "" {
-			fmt.Fprintf(&b, " (%s)", e.Command)
-		}
-	}
 	fate := "left it running"
 	if len(r.Ended) > 0 {
 		fate = "ended it"
 	}
-	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and %s", b.String(), fate)
+	return fmt.Sprintf("%s left its process group and kept its output open; ralph stopped reading it and %s", listEscapees(r.Escaped), fate)
 }
 
 // Started describes a process group Run has just started.
