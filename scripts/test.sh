@@ -9,8 +9,9 @@
 #     Temporal test module (internal/temporaltest, which compiles a whole
 #     Temporal server) is vetted and compiled;
 #   - the main module is vetted and type-checked for six targets meanwhile;
-#   - the Temporal tests run beside the main module's tests, each test
-#     binary with its own output, printed whole when it ends.
+#   - the Temporal tests run beside the main module's tests as soon as
+#     they are compiled and the installs are done; their output is
+#     printed whole when they end.
 #
 # Any failing step fails the whole run after the others end, so one red
 # step never hides another. GO names the go command (default go).
@@ -47,28 +48,30 @@ collect() {
 }
 
 installs() {
-	./scripts/install-agent-clis.sh
-	./scripts/install-chromium.sh
-	./scripts/ensure-git-identity.sh
+	local rc=0
+	./scripts/install-agent-clis.sh && ./scripts/install-chromium.sh && ./scripts/ensure-git-identity.sh || rc=$?
+	touch "$logs/installed"
+	return "$rc"
 }
 
-temporal_build() {
+# temporal vets and compiles the Temporal module while the rest goes on,
+# then runs its tests once the installs are done (they need the git
+# identity), beside the main module's.
+temporal() {
 	cd internal/temporaltest
 	"$GO" mod download
 	"$GO" vet ./...
 	"$GO" test -count=1 -c -o "$logs/temporaltest.test" .
-}
-
-temporal_tests() {
+	echo "== temporal: compiled (at $((SECONDS - t0))s)"
+	while [[ ! -e "$logs/installed" ]]; do sleep 1; done
 	# Run as go test runs a test binary: in the package's directory.
-	cd internal/temporaltest
 	"$logs/temporaltest.test" -test.count=1 -test.timeout=20m
 }
 
 say "go mod download"
 "$GO" mod download
 background installs installs
-background temporal-build temporal_build
+background temporal temporal
 
 say "go vet ./..."
 "$GO" vet ./... || failed+=("go vet")
@@ -76,16 +79,10 @@ say "type-check six targets"
 "$GO" run ./scripts/typecheck linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 || failed+=("typecheck")
 
 collect installs
-collect temporal-build
-if [[ " ${failed[*]} " != *" temporal-build "* ]]; then
-	background temporal-tests temporal_tests
-fi
 
 say "go test ./..."
 "$GO" test -count=1 -timeout 20m ./... || failed+=("go test")
-if [[ -n "${pids[temporal-tests]:-}" ]]; then
-	collect temporal-tests
-fi
+collect temporal
 
 if ((${#failed[@]} > 0)); then
 	say "FAILED: ${failed[*]}"
