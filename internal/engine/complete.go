@@ -103,7 +103,11 @@ func (e *Engine) snapshotPost(ctx context.Context, r *run) {
 		}
 		return
 	}
-	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("after task %d", r.number), e.treeChanges(ctx, r, true))
+	// A whole read of the tree, not the Tracker's paths: task-N-post is
+	// what a rollback restores, and a change the directory watches never
+	// see (a write through a hard link from outside the tree, a network
+	// file system, an exclude rule changed in .git) must still be in it.
+	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("after task %d", r.number), snapshot.Changes{})
 	r.tree.recorded(snap.Tree)
 	if err != nil {
 		e.harnessEvent(r, "snapshot-error", "could not save "+name+": "+err.Error(), "")

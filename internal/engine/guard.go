@@ -452,7 +452,10 @@ type watchedDiff struct {
 // Diff lists the files that differ between the snapshot called name and
 // the working tree.
 func (s watchedDiff) Diff(ctx context.Context, name string) ([]snapshot.FileChange, error) {
-	fcs, tree, err := s.Repo.DiffChanged(ctx, name, s.e.treeChanges(ctx, s.r, true))
+	// A whole read, as for task-N-post: an agent could otherwise change a
+	// protected file where the Tracker does not look (through a hard
+	// link from its temporary directory).
+	fcs, tree, err := s.Repo.DiffChanged(ctx, name, snapshot.Changes{})
 	s.r.tree.recorded(tree)
 	return fcs, err
 }
