@@ -16,33 +16,20 @@ import (
 // change is measured without ralph's own bookkeeping in .ralph/.
 func TestSaveIterationChain(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := newRepo(t)
 	r, err := Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("a.txt", "a\n")
-	write(".ralph/iteration.txt", "0")
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, ".ralph/iteration.txt", "0")
 	base, err := r.SaveIteration(ctx, 1, 0, Changes{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("a.txt", "a\nb\n")
-	write(".ralph/iteration.txt", "1")
-	write(".ralph/plan.tsx", "<App/>\n")
+	write(t, dir, "a.txt", "a\nb\n")
+	write(t, dir, ".ralph/iteration.txt", "1")
+	write(t, dir, ".ralph/plan.tsx", "<App/>\n")
 	one, err := r.SaveIteration(ctx, 1, 1, Changes{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +50,7 @@ func TestSaveIterationChain(t *testing.T) {
 	}
 	// A later task with the same number (after a rollback) measures from
 	// its own start.
-	write("c.txt", "c\n")
+	write(t, dir, "c.txt", "c\n")
 	again, err := r.SaveIteration(ctx, 1, 0, Changes{})
 	if err != nil {
 		t.Fatal(err)
@@ -159,24 +146,11 @@ func gitCalls(t *testing.T, log string) []string {
 // stay right, and the chain holds every iteration once flushed.
 func TestSaveIterationChanges(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.txt", "a\n")
-	write("b.txt", "b\n")
-	write("sub/c.txt", "c\n")
-	write(".ralph/iteration.txt", "0")
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, "b.txt", "b\n")
+	write(t, dir, "sub/c.txt", "c\n")
+	write(t, dir, ".ralph/iteration.txt", "0")
 	r, err := Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +167,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	log := gitLog(t)
 
 	// Nothing changed but ralph's own bookkeeping: no git at all.
-	write(".ralph/iteration.txt", "1")
+	write(t, dir, ".ralph/iteration.txt", "1")
 	same, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true})
 	if err != nil {
 		t.Fatal(err)
@@ -206,12 +180,12 @@ func TestSaveIterationChanges(t *testing.T) {
 	}
 
 	// A change, a new file, a removal: the paths, no git status.
-	write("a.txt", "a\nmore\n")
-	write("sub/d.txt", "d\n")
+	write(t, dir, "a.txt", "a\nmore\n")
+	write(t, dir, "sub/d.txt", "d\n")
 	if err := os.Remove(filepath.Join(dir, "b.txt")); err != nil {
 		t.Fatal(err)
 	}
-	write(".ralph/logs/x.log", "private\n")
+	write(t, dir, ".ralph/logs/x.log", "private\n")
 	two, err := r.SaveIteration(ctx, 1, 2, Changes{Known: true, Paths: []string{"a.txt", "b.txt", "sub/d.txt", ".ralph/logs/x.log"}})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +207,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	}
 
 	// A directory among the paths: git refuses it, the whole tree is read.
-	write("new/e.txt", "e\n")
+	write(t, dir, "new/e.txt", "e\n")
 	four, err := r.SaveIteration(ctx, 1, 4, Changes{Known: true, Paths: []string{"new"}})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +219,7 @@ func TestSaveIterationChanges(t *testing.T) {
 
 	// A file of a repository inside the tree: git records the repository
 	// as one entry (a gitlink), as a full read does.
-	write("nest/x.txt", "x\n")
+	write(t, dir, "nest/x.txt", "x\n")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "x.txt"}, {"-c", "user.name=t", "-c", "user.email=t@localhost", "commit", "-q", "-m", "x"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = filepath.Join(dir, "nest")
@@ -256,7 +230,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	if _, err := r.SaveIteration(ctx, 1, 5, Changes{}); err != nil {
 		t.Fatal(err)
 	}
-	write("nest/x.txt", "x changed\n")
+	write(t, dir, "nest/x.txt", "x changed\n")
 	nested, err := r.SaveIteration(ctx, 1, 6, Changes{Known: true, Paths: []string{"nest/x.txt"}})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,22 +18,9 @@ import (
 // back to a full read.
 func TestChangesSince(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.txt", "a\n")
-	write("go.mod", "module m\n")
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, "go.mod", "module m\n")
 	r, err := Open(ctx, dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +44,8 @@ func TestChangesSince(t *testing.T) {
 
 	// The agent changes a protected file and adds one: the diff names
 	// both, from the two paths alone.
-	write("go.mod", "module m\n\ngo 1.22\n")
-	write("b.txt", "b\n")
+	write(t, dir, "go.mod", "module m\n\ngo 1.22\n")
+	write(t, dir, "b.txt", "b\n")
 	diff, now, err := r.DiffChanged(ctx, pre.Name, Changes{Known: true, Since: zero, Paths: []string{"b.txt", "go.mod"}})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +82,7 @@ func TestChangesSince(t *testing.T) {
 	if _, err := r.Diff(ctx, pre.Name); err != nil {
 		t.Fatal(err)
 	}
-	write("c.txt", "c\n")
+	write(t, dir, "c.txt", "c\n")
 	gitCalls(t, log)
 	again, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true, Since: post.Tree})
 	if err != nil {
