@@ -13,6 +13,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // A task's iterations learn what changed from its Tracker, but what a
@@ -37,16 +38,10 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	log := filepath.Join(bin, "calls")
-	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + realGit + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	log := testutil.LogGit(t)
 	// A hard link outside the tree: writes through it reach a file of
 	// the tree with no event in the tree's directories.
-	alias := filepath.Join(bin, "alias")
+	alias := filepath.Join(t.TempDir(), "alias")
 	if err := os.Link(filepath.Join(ws.Root, "src", "pkg2", "file2.go"), alias); err != nil {
 		t.Fatal(err)
 	}

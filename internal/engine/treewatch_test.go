@@ -13,6 +13,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // Between two agent runs, an iteration that changed nothing runs none of
@@ -27,13 +28,7 @@ func TestIterationTreesFromTheTracker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	log := filepath.Join(bin, "calls")
-	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + realGit + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	log := testutil.LogGit(t)
 	snaps, err := snapshot.Open(ctx, ws.Root, nil)
 	if err != nil {
 		t.Fatal(err)

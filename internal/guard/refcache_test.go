@@ -4,13 +4,13 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/guard"
+	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // age sets the times of every file and directory in r's git directory ten
@@ -33,17 +33,7 @@ func (r *historyRepo) age() {
 // so far.
 func logGit(t *testing.T) func() int {
 	t.Helper()
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	log := filepath.Join(bin, "calls")
-	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	log := testutil.LogGit(t)
 	return func() int {
 		b, _ := os.ReadFile(log)
 		return strings.Count(string(b), "\n")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // Each iteration's tree joins the task's chain, outside the snapshots; its
@@ -98,24 +100,6 @@ func BenchmarkSaveIteration(b *testing.B) {
 	}
 }
 
-// gitLog puts a git on PATH that logs each call's arguments, one line a
-// call, to the file it returns, and runs the real git.
-func gitLog(t *testing.T) string {
-	t.Helper()
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := t.TempDir()
-	log := filepath.Join(bin, "calls")
-	script := "#!/bin/sh\necho \"$*\" >>'" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return log
-}
-
 // gitCalls returns the subcommands the logged git ran since the last
 // call, and forgets them.
 func gitCalls(t *testing.T, log string) []string {
@@ -164,7 +148,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	if out, err := exec.Command("git", "-C", dir, "log", "--format=%T %s", IterationRefPrefix+"task-1").Output(); err != nil || string(out) != base+" task 1 iteration 0\n" {
 		t.Errorf("chain after iteration 0 = %q %v, want its commit at once", out, err)
 	}
-	log := gitLog(t)
+	log := testutil.LogGit(t)
 
 	// Nothing changed but ralph's own bookkeeping: no git at all.
 	write(t, dir, ".ralph/iteration.txt", "1")

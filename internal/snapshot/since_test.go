@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // Changes counted from a tree the Repo returned spare the task's boundary
@@ -29,7 +31,7 @@ func TestChangesSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := gitLog(t)
+	log := testutil.LogGit(t)
 
 	zero, err := r.SaveIteration(ctx, 1, 0, Changes{Known: true, Since: pre.Tree})
 	if err != nil {
