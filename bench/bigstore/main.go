@@ -18,10 +18,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/ralph-harness/ralph/bench/internal/figure"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -48,7 +48,7 @@ func main() {
 	cmds := [][]string{{"version"}, {"status"}, {"log", "-n", "50"}}
 	times := make([][]float64, len(cmds))
 	cpu := make([][]float64, len(cmds))
-	before := loadavg()
+	before := figure.LoadAvg()
 	for range *rounds {
 		for i, args := range cmds {
 			cmd := exec.Command(bin, args...)
@@ -63,9 +63,9 @@ func main() {
 			cpu[i] = append(cpu[i], float64(used.Microseconds())/1000)
 		}
 	}
-	fmt.Printf("a store of %d events, median of %d runs each (load average %s before, %s after):\n", *events, *rounds, before, loadavg())
+	fmt.Printf("a store of %d events, median of %d runs each (load average %s before, %s after):\n", *events, *rounds, before, figure.LoadAvg())
 	for i, args := range cmds {
-		fmt.Printf("  ralph %-10s %7.1f ms wall, %5.1f ms cpu\n", strings.Join(args, " "), median(times[i]), median(cpu[i]))
+		fmt.Printf("  ralph %-10s %7.1f ms wall, %5.1f ms cpu\n", strings.Join(args, " "), figure.Median(times[i]), figure.Median(cpu[i]))
 	}
 }
 
@@ -140,22 +140,4 @@ func makeStore(dir string, n int) error {
 		return err
 	}
 	return os.Rename(tmp, dir)
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

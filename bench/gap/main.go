@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ralph-harness/ralph/bench/internal/figure"
 	"github.com/ralph-harness/ralph/internal/proc"
 )
 
@@ -424,33 +425,12 @@ func gaps(spans [][2]int64) []float64 {
 	return out
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
 // standbyPause is how long the standby floor loop waits after each
 // program, outside the gap: longer than a supervisor takes to start.
 const standbyPause = 30 * time.Millisecond
 
 func (b *bench) gap(iterations, rounds int) error {
-	before := loadavg()
+	before := figure.LoadAvg()
 	var ralphGaps, writeGaps, otherGaps, floorGaps, coldGaps, backGaps, standbyGaps []float64
 	var ralphCPU, otherCPU, floorCPU time.Duration
 	for range rounds {
@@ -496,13 +476,13 @@ func (b *bench) gap(iterations, rounds int) error {
 		}
 		standbyGaps = append(standbyGaps, g...)
 	}
-	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, loadavg())
-	r, f := median(ralphGaps), median(floorGaps)
+	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, figure.LoadAvg())
+	r, f := figure.Median(ralphGaps), figure.Median(floorGaps)
 	fmt.Printf("  ralph %.2f ms   floor (plain loop, same stand-in) %.2f ms   ralph - floor %.2f ms\n", r, f, r-f)
-	w := median(writeGaps)
+	w := figure.Median(writeGaps)
 	fmt.Printf("  ralph, the stand-in writing one file each iteration: %.2f ms   - floor %.2f ms\n", w, w-f)
 	if b.vs != nil {
-		fmt.Printf("  -vs %s: %.2f ms\n", b.vs.ralph, median(otherGaps))
+		fmt.Printf("  -vs %s: %.2f ms\n", b.vs.ralph, figure.Median(otherGaps))
 	}
 	// CPU time (user and system, every process included) holds steadier
 	// than wall time when the machine is loaded.
@@ -512,7 +492,7 @@ func (b *bench) gap(iterations, rounds int) error {
 		fmt.Printf("   -vs %.2f ms", per(otherCPU))
 	}
 	fmt.Println()
-	sup := [3]float64{median(coldGaps) - f, median(backGaps) - f, median(standbyGaps) - f}
+	sup := [3]float64{figure.Median(coldGaps) - f, figure.Median(backGaps) - f, figure.Median(standbyGaps) - f}
 	if err := b.composition(iterations, sup, false); err != nil {
 		return err
 	}
@@ -584,7 +564,7 @@ func (b *bench) composition(iterations int, sup [3]float64, write bool) error {
 }
 
 func (b *bench) taskCost(rounds int) error {
-	before := loadavg()
+	before := figure.LoadAvg()
 	var ralphCost, otherCost, gitCost []float64
 	for i := range rounds {
 		c, err := b.oneTask(i)
@@ -614,11 +594,11 @@ func (b *bench) taskCost(rounds int) error {
 		}
 		gitCost = append(gitCost, float64(time.Since(t0))/1e6)
 	}
-	r, g := median(ralphCost), median(gitCost)
-	fmt.Printf("task fixed cost, %d files, median of %d (load average %s before, %s after):\n", b.files, rounds, before, loadavg())
+	r, g := figure.Median(ralphCost), figure.Median(gitCost)
+	fmt.Printf("task fixed cost, %d files, median of %d (load average %s before, %s after):\n", b.files, rounds, before, figure.LoadAvg())
 	fmt.Printf("  ralph run of one completing iteration, less the agent: %.0f ms   git add -A && git commit of one change: %.0f ms   ratio %.2f\n", r, g, r/g)
 	if b.vs != nil {
-		o := median(otherCost)
+		o := figure.Median(otherCost)
 		fmt.Printf("  -vs %s: %.0f ms   ratio %.2f\n", b.vs.ralph, o, o/g)
 	}
 	return nil
