@@ -110,13 +110,10 @@ func TestE2EClaudeTaskParse(t *testing.T) {
 func TestE2ECodexTaskParse(t *testing.T) {
 	e2eShort(t)
 	t.Parallel()
-	answer, _ := json.Marshal(map[string]any{
-		"type": "bugfix", "title": "Hero names the product",
-		"requirements": []map[string]any{{"marker": "FIX", "text": "the hero shows the product name Tideline"}},
-	})
+	answer := heroFixAnswer()
 	dir := testutil.GitRepo(t)
 	srv := testutil.NewResponses(t,
-		testutil.Text(string(answer)),
+		testutil.Text(answer),
 		testutil.Calls("Fixing the hero.", testutil.WriteFile("src/sections/HeroSection.tsx", heroSection)),
 		testutil.Calls("", testutil.WriteFile("src/App.tsx", appEntry)),
 		testutil.Calls("", finishCall),
@@ -126,26 +123,7 @@ func TestE2ECodexTaskParse(t *testing.T) {
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, 4*time.Minute, "run", "fix the hero: it must name the product")
-	if res.code != 0 {
-		t.Fatalf("exit %d, want 0\n%s", res.code, res.out)
-	}
-	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by codex, in one answer): fix the hero", "completed"} {
-		if !strings.Contains(res.out, want) {
-			t.Errorf("output lacks %q:\n%s", want, res.out)
-		}
-	}
-	if md := mustRead(t, dir, ".ralph/task.md"); !strings.Contains(md, "- [FIX] the hero shows the product name Tideline\n") {
-		t.Errorf("task.md lacks the requirement:\n%s", md)
-	}
-	parses := 0
-	for _, r := range srv.Requests() {
-		if isTaskParse(r) {
-			parses++
-		}
-	}
-	if parses != 1 || srv.Remaining() != 0 {
-		t.Errorf("task parse requests = %d, turns left = %d; want 1, 0", parses, srv.Remaining())
-	}
+	checkParsedOnce(t, res, dir, "codex", srv.Requests(), srv.Remaining())
 }
 
 // With the real Gemini CLI: one headless gemini --prompt answers the
@@ -153,14 +131,11 @@ func TestE2ECodexTaskParse(t *testing.T) {
 func TestE2EGeminiTaskParse(t *testing.T) {
 	e2eShort(t)
 	t.Parallel()
-	answer, _ := json.Marshal(map[string]any{
-		"type": "bugfix", "title": "Hero names the product",
-		"requirements": []map[string]any{{"marker": "FIX", "text": "the hero shows the product name Tideline"}},
-	})
+	answer := heroFixAnswer()
 	dir := testutil.GitRepo(t)
 	abs := func(rel string) string { return filepath.Join(dir, rel) }
 	srv := testutil.NewGemini(t,
-		testutil.Text(string(answer)),
+		testutil.Text(answer),
 		testutil.Calls("Fixing the hero.", testutil.WriteFile(abs("src/sections/HeroSection.tsx"), heroSection), testutil.WriteFile(abs("src/App.tsx"), appEntry)),
 		testutil.Calls("", testutil.WriteFile(abs(".ralph/summary.md"), "The hero names Tideline.\n"), testutil.WriteFile(abs(".ralph/status.txt"), "complete")),
 		testutil.Text("The hero is fixed."),
@@ -169,10 +144,29 @@ func TestE2EGeminiTaskParse(t *testing.T) {
 	bin := buildRalph(t)
 
 	res := runRalph(t, bin, dir, 4*time.Minute, "run", "fix the hero: it must name the product")
+	checkParsedOnce(t, res, dir, "gemini", srv.Requests(), srv.Remaining())
+}
+
+// heroFixAnswer is a task parser's answer splitting "fix the hero" into
+// one requirement.
+func heroFixAnswer() string {
+	b, _ := json.Marshal(map[string]any{
+		"type": "bugfix", "title": "Hero names the product",
+		"requirements": []map[string]any{{"marker": "FIX", "text": "the hero shows the product name Tideline"}},
+	})
+	return string(b)
+}
+
+// checkParsedOnce checks a run whose task agent split the task in one
+// answer: the run completed, says which agent split it, task.md holds the
+// requirement, the fake model saw exactly one parse request, and every
+// scripted turn was taken.
+func checkParsedOnce(t *testing.T, res ralphResult, dir, agent string, reqs []testutil.Request, remaining int) {
+	t.Helper()
 	if res.code != 0 {
 		t.Fatalf("exit %d, want 0\n%s", res.code, res.out)
 	}
-	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by gemini, in one answer): fix the hero", "completed"} {
+	for _, want := range []string{"ralph: task 1 (bugfix, task.md split into requirements by " + agent + ", in one answer): fix the hero", "completed"} {
 		if !strings.Contains(res.out, want) {
 			t.Errorf("output lacks %q:\n%s", want, res.out)
 		}
@@ -181,12 +175,12 @@ func TestE2EGeminiTaskParse(t *testing.T) {
 		t.Errorf("task.md lacks the requirement:\n%s", md)
 	}
 	parses := 0
-	for _, r := range srv.Requests() {
+	for _, r := range reqs {
 		if isTaskParse(r) {
 			parses++
 		}
 	}
-	if parses != 1 || srv.Remaining() != 0 {
-		t.Errorf("task parse requests = %d, turns left = %d; want 1, 0", parses, srv.Remaining())
+	if parses != 1 || remaining != 0 {
+		t.Errorf("task parse requests = %d, turns left = %d; want 1, 0", parses, remaining)
 	}
 }
