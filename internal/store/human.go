@@ -245,20 +245,7 @@ func (s *Store) HumanRequests(ctx context.Context, taskID int64) ([]HumanRequest
 }
 
 func (s *Store) humanRequests(ctx context.Context, where string, args ...any) ([]HumanRequest, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+humanColumns+` FROM human_interactions `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list human requests: %w", err)
-	}
-	defer rows.Close()
-	var out []HumanRequest
-	for rows.Next() {
-		r, err := scanHuman(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list human requests: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "list human requests", scanHuman, `SELECT `+humanColumns+` FROM human_interactions `+where, args...)
 }
 
 // ResolveHuman answers a pending request with status (approved, rejected

@@ -83,20 +83,7 @@ func (s *Store) HasNotification(ctx context.Context, channel, key string) (bool,
 
 // Notifications returns channel's messages in status, oldest first.
 func (s *Store) Notifications(ctx context.Context, channel, status string) ([]Notification, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+outboxColumns+` FROM notify_outbox WHERE channel = ? AND status = ? ORDER BY id`, channel, status)
-	if err != nil {
-		return nil, fmt.Errorf("list notifications: %w", err)
-	}
-	defer rows.Close()
-	var out []Notification
-	for rows.Next() {
-		n, err := scanNotification(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list notifications: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "list notifications", scanNotification, `SELECT `+outboxColumns+` FROM notify_outbox WHERE channel = ? AND status = ? ORDER BY id`, channel, status)
 }
 
 // NotificationByNonce returns the message of channel whose buttons carry

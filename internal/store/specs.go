@@ -69,23 +69,7 @@ func (s *Store) Spec(ctx context.Context, id string) (rec SpecRecord, ok bool, e
 
 // Specs returns every spec record, by id.
 func (s *Store) Specs(ctx context.Context) ([]SpecRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+specColumns+` FROM specs ORDER BY id`)
-	if err != nil {
-		return nil, fmt.Errorf("list specs: %w", err)
-	}
-	defer rows.Close()
-	var out []SpecRecord
-	for rows.Next() {
-		r, err := scanSpec(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list specs: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list specs: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s.db, "list specs", scanSpec, `SELECT `+specColumns+` FROM specs ORDER BY id`)
 }
 
 // PutSpec writes a spec record, replacing any record with its id. It sets

@@ -114,18 +114,5 @@ func (s *Store) setStep(ctx context.Context, r StepRecord, status, detail string
 
 // Steps returns a task's step rows in the order they started.
 func (s *Store) Steps(ctx context.Context, taskID int64) ([]StepRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+stepColumns+` FROM steps WHERE task_id = ? ORDER BY id`, taskID)
-	if err != nil {
-		return nil, fmt.Errorf("list steps: %w", err)
-	}
-	defer rows.Close()
-	var out []StepRecord
-	for rows.Next() {
-		r, err := scanStep(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list steps: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "list steps", scanStep, `SELECT `+stepColumns+` FROM steps WHERE task_id = ? ORDER BY id`, taskID)
 }

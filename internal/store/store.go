@@ -258,3 +258,25 @@ func parseTime(v sql.NullString) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, v.String)
 	return t
 }
+
+// queryAll runs query and scans each row it returns with scan; what names
+// the list in errors ("list steps: …").
+func queryAll[T any](ctx context.Context, db *sql.DB, what string, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}

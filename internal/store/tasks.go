@@ -164,18 +164,5 @@ func (s *Store) TaskByNumber(ctx context.Context, n int) (Task, error) {
 
 // Tasks returns every task, oldest first.
 func (s *Store) Tasks(ctx context.Context) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+taskColumns+` FROM tasks ORDER BY id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Task
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, "list tasks", scanTask, `SELECT `+taskColumns+` FROM tasks ORDER BY id`)
 }
