@@ -69,15 +69,15 @@ func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, boo
 	if gitDir == "" {
 		return historyState{}, false, nil
 	}
-	at := time.Now()
-	stamps, ok := refFiles(gitDir, common, o)
-	if !ok {
-		return historyState{}, false, nil
-	}
 	key := dir + "\x00" + o.Branch
 	refReads.Lock()
 	last, have := refReads.m[key]
 	refReads.Unlock()
+	at := time.Now()
+	stamps, ok := refFiles(gitDir, common, o, last)
+	if !ok {
+		return historyState{}, false, nil
+	}
 	if have && !racy(last) && slices.Equal(last.stamps, stamps) {
 		s := last.state
 		s.refs = maps.Clone(s.refs)
@@ -102,18 +102,24 @@ func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, boo
 // its stamp.
 func racy(r refRead) bool {
 	for _, s := range r.stamps {
-		if !s.exists {
-			continue
-		}
-		slack := 100 * time.Millisecond
-		if s.mtime%int64(time.Millisecond) == 0 {
-			slack = 2 * time.Second // times in whole milliseconds or coarser
-		}
-		if s.mtime >= r.at.Add(-slack).UnixNano() {
+		if racyStamp(s, r.at) {
 			return true
 		}
 	}
 	return false
+}
+
+// racyStamp reports whether the file s stamps may have changed since the
+// read at without its stamp changing.
+func racyStamp(s refStamp, at time.Time) bool {
+	if !s.exists {
+		return false
+	}
+	slack := 100 * time.Millisecond
+	if s.mtime%int64(time.Millisecond) == 0 {
+		slack = 2 * time.Second // times in whole milliseconds or coarser
+	}
+	return s.mtime >= at.Add(-slack).UnixNano()
 }
 
 // refDirs returns dir's git directory and common git directory, "" when
@@ -138,13 +144,29 @@ func refDirs(ctx context.Context, dir string) (gitDir, common string) {
 	return gitDir, common
 }
 
+// sameFile reports whether two stamps of a file agree but for content.
+func sameFile(a, b refStamp) bool {
+	a.content, b.content = "", ""
+	return a == b
+}
+
 // refFiles stamps the files that hold what readHistory reads: HEAD, the
 // packed refs, the branch's loose ref, and the snapshot refs' directory
 // with every loose ref in it. ok is false when a loose ref is symbolic
 // (its value is another ref's, whose file is not stamped).
-func refFiles(gitDir, common string, o Origin) (stamps []refStamp, ok bool) {
+//
+// A file's content is taken from last, the previous read, when its stamp
+// is the same and was not racy then, as git takes a blob id from its
+// index: a check of refs nobody moved stats their files and reads none.
+func refFiles(gitDir, common string, o Origin, last refRead) (stamps []refStamp, ok bool) {
 	// A loose ref's content is stamped too; only HEAD may be symbolic.
 	const loose, head = 1, 2
+	known := make(map[string]refStamp, len(last.stamps))
+	for _, s := range last.stamps {
+		if s.exists && !racyStamp(s, last.at) {
+			known[s.path] = s
+		}
+	}
 	stamp := func(path string, read int) bool {
 		fi, err := os.Lstat(path)
 		if err != nil {
@@ -152,7 +174,9 @@ func refFiles(gitDir, common string, o Origin) (stamps []refStamp, ok bool) {
 			return errors.Is(err, fs.ErrNotExist)
 		}
 		s := stampFile(path, fi)
-		if read != 0 && fi.Mode().IsRegular() {
+		if k, ok := known[path]; ok && read != 0 && fi.Mode().IsRegular() && sameFile(k, s) {
+			s.content = k.content
+		} else if read != 0 && fi.Mode().IsRegular() {
 			b, err := os.ReadFile(path)
 			if err != nil || (read == loose && bytes.HasPrefix(b, []byte("ref:"))) {
 				return false

@@ -131,3 +131,37 @@ func TestHistoryRefChangedWithinATick(t *testing.T) {
 		t.Errorf("History after a reset in the same second = %q, %v; want 2 commits dropped", rep, err)
 	}
 }
+
+// A loose ref's content is reused from the last read only while its
+// file's stamp is unchanged and was not racy: a snapshot ref rewritten in
+// place in the second of the last read, at the same size, on a clock of
+// whole seconds, is read again, and the move is caught.
+func TestHistoryLooseRefRewrittenWithinATick(t *testing.T) {
+	ctx := context.Background()
+	guard.CoarseFileTimes(t)
+	r := newHistoryRepo(t)
+	o, err := guard.ReadOrigin(ctx, r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := guard.ReadHistoryMark(ctx, r.dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A check that records the read the next one compares with.
+	if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
+		t.Fatalf("nothing changed, and History says %q, %v", rep, err)
+	}
+	ref := filepath.Join(r.dir, ".git", "refs", "ralph", "snapshots", "task-1-pre")
+	if _, err := os.Stat(ref); err != nil {
+		t.Fatalf("the repository has no loose snapshot ref: %v", err)
+	}
+	moved := r.git("rev-parse", "HEAD~1") + "\n"
+	if err := os.WriteFile(ref, []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err := guard.History(ctx, r.dir, o, m, "k")
+	if err != nil || !rep.Changed() {
+		t.Errorf("History after a snapshot ref rewritten in the same second = %q, %v; want it caught", rep, err)
+	}
+}
