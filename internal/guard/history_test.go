@@ -16,11 +16,11 @@ import (
 // historyRepo is a git repository with the user's history: base, then u1 and u2
 // on main, and a task-1-pre snapshot.
 type historyRepo struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func newHistoryRepo(t *testing.T) *historyRepo {
+func newHistoryRepo(t testing.TB) *historyRepo {
 	t.Helper()
 	r := &historyRepo{t: t, dir: t.TempDir()}
 	r.git("init", "-q", "-b", "main")

@@ -2,6 +2,7 @@ package guard_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/guard"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
@@ -163,5 +165,44 @@ func TestHistoryLooseRefRewrittenWithinATick(t *testing.T) {
 	rep, _, err := guard.History(ctx, r.dir, o, m, "k")
 	if err != nil || !rep.Changed() {
 		t.Errorf("History after a snapshot ref rewritten in the same second = %q, %v; want it caught", rep, err)
+	}
+}
+
+// BenchmarkHistoryUnchanged is the history check of every agent run where
+// nobody moved a ref, in a workspace with 300 snapshot refs (a hundred
+// tasks' worth), loose files and packed (as internal/snapshot packs them
+// once there are more than a few dozen).
+func BenchmarkHistoryUnchanged(b *testing.B) {
+	for _, packed := range []bool{false, true} {
+		b.Run(map[bool]string{false: "loose", true: "packed"}[packed], func(b *testing.B) {
+			ctx := context.Background()
+			r := newHistoryRepo(b)
+			var in strings.Builder
+			head := r.git("rev-parse", "HEAD")
+			for i := range 300 {
+				fmt.Fprintf(&in, "create refs/ralph/snapshots/task-%d-post %s\n", i+2, head)
+			}
+			if _, err := git.RunWith(ctx, r.dir, git.Options{Stdin: []byte(in.String())}, "update-ref", "--stdin"); err != nil {
+				b.Fatal(err)
+			}
+			if packed {
+				r.git("pack-refs", "--all")
+			}
+			r.age()
+			o, err := guard.ReadOrigin(ctx, r.dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := guard.ReadHistoryMark(ctx, r.dir, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
+					b.Fatalf("nothing changed, and History says %q, %v", rep, err)
+				}
+			}
+		})
 	}
 }

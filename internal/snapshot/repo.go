@@ -200,6 +200,7 @@ func (r *Repo) saveTree(ctx context.Context, name, message, tree string) (Snapsh
 			r.tipCache, r.tipKnown = commit, true
 			s := Snapshot{Name: n, Commit: commit, Tree: tree, Kind: kind, Task: task, Message: msg, Time: now}
 			r.logger.Debug("saved snapshot", "name", n, "commit", commit, "elapsed", time.Since(start))
+			r.packRefsIfMany(ctx)
 			return s, nil
 		case errors.Is(err, errTipMoved):
 			// Another process saved a snapshot since: make it the parent.
@@ -231,6 +232,34 @@ func cleanMessage(m string) string {
 		return c
 	}, m)
 	return strings.TrimSpace(m)
+}
+
+// maxLooseRefs is how many snapshot refs may be loose files before
+// packRefsIfMany packs them.
+const maxLooseRefs = 64
+
+// packRefsIfMany packs the repository's refs (`git pack-refs --all`, as
+// git's own gc does) once more than maxLooseRefs snapshot refs are loose
+// files. Every agent run's history check stats each loose ref (internal/
+// guard); packed, a hundred tasks' snapshots are one file to stat, not
+// two hundred. The refs keep their values: only how git stores them
+// changes. A failure leaves them loose, as they were.
+func (r *Repo) packRefsIfMany(ctx context.Context) {
+	common := r.gitDir
+	if b, err := os.ReadFile(filepath.Join(r.gitDir, "commondir")); err == nil {
+		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
+			common = c
+		} else {
+			common = filepath.Join(r.gitDir, c)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(strings.TrimSuffix(RefPrefix, "/"))))
+	if err != nil || len(entries) <= maxLooseRefs {
+		return
+	}
+	if _, err := r.git(ctx, nil, nil, "pack-refs", "--all"); err != nil {
+		r.logger.Warn("pack the snapshot refs", "err", err)
+	}
 }
 
 // errRefExists marks a createRef that found the name taken; errTipMoved

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 	"time"
 
 	"go.uber.org/goleak"
@@ -1009,5 +1011,50 @@ func TestWorktreesAreNotSnapshotted(t *testing.T) {
 				t.Errorf("rollback changed a worktree's file: %q", got)
 			}
 		})
+	}
+}
+
+// Once more than maxLooseRefs snapshot refs are loose files, a save packs
+// them: the guard's check of every agent run stats each loose ref, and a
+// long-lived workspace holds hundreds. Every snapshot keeps its name and
+// commit, and the newest still rolls back.
+func TestManySnapshotsArePacked(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "app.txt", "v0\n")
+	r := open(t, dir)
+	saved := map[string]string{}
+	for i := 1; i <= maxLooseRefs+6; i++ {
+		write(t, dir, "app.txt", fmt.Sprintf("v%d\n", i))
+		s, err := r.Save(ctx, TaskPre(i), "task")
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[s.Name] = s.Commit
+	}
+	loose, err := os.ReadDir(filepath.Join(dir, ".git", "refs", "ralph", "snapshots"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(loose) > maxLooseRefs {
+		t.Errorf("%d snapshot refs are loose files after %d saves, want at most %d", len(loose), len(saved), maxLooseRefs)
+	}
+	list, err := r.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range list {
+		got[s.Name] = s.Commit
+	}
+	if diff := cmp.Diff(saved, got); diff != "" {
+		t.Errorf("snapshots after packing (-saved +listed):\n%s", diff)
+	}
+	write(t, dir, "app.txt", "changed after\n")
+	if _, err := r.Rollback(ctx, TaskPre(maxLooseRefs+6)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "app.txt")); string(b) != fmt.Sprintf("v%d\n", maxLooseRefs+6) {
+		t.Errorf("app.txt after rollback = %q", b)
 	}
 }
