@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/ralph-harness/ralph/internal/guard"
 )
@@ -32,17 +33,10 @@ type historyRecord struct {
 // last mark, puts back what the agent changed (reporting it, with a note
 // for the agent's next prompt), and takes a new mark.
 func (e *Engine) guardHistory(ctx context.Context, r *run) {
-	var rec historyRecord
-	raw, ok, err := e.st.State(ctx, historyKey(r.taskID))
+	rec, raw, ok, err := e.historyRecord(ctx, r)
 	if err != nil {
 		e.log.Warn("read the history guard's record", "task", r.number, "err", err)
 		return
-	}
-	if ok {
-		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-			e.log.Warn("read the history guard's record", "task", r.number, "err", err)
-			ok = false
-		}
 	}
 	if !ok {
 		// First hook of the task: nothing has run yet that could have
@@ -82,5 +76,41 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 	}
 	if err := e.st.SetState(ctx, historyKey(r.taskID), string(b)); err != nil {
 		e.log.Error("record the history guard's state", "task", r.number, "err", err)
+		r.history = nil
+		return
 	}
+	r.history = &historyCache{taskID: r.taskID, rec: rec, raw: string(b)}
+}
+
+// historyCache is a task's historyRecord as the store holds it, kept by
+// the run that last read or wrote it: only this run writes the task's
+// record, so each check need not read it back.
+type historyCache struct {
+	taskID int64
+	rec    historyRecord
+	raw    string
+}
+
+// historyRecord returns the task's record and its stored form; ok is
+// false when the store holds none (or one that does not parse).
+func (e *Engine) historyRecord(ctx context.Context, r *run) (rec historyRecord, raw string, ok bool, err error) {
+	if c := r.history; c != nil && c.taskID == r.taskID {
+		rec = c.rec
+		if rec.Mark != nil {
+			m := *rec.Mark
+			m.Refs = maps.Clone(m.Refs)
+			rec.Mark = &m
+		}
+		return rec, c.raw, true, nil
+	}
+	raw, ok, err = e.st.State(ctx, historyKey(r.taskID))
+	if err != nil || !ok {
+		return historyRecord{}, "", false, err
+	}
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		e.log.Warn("read the history guard's record", "task", r.number, "err", err)
+		return historyRecord{}, "", false, nil
+	}
+	r.history = &historyCache{taskID: r.taskID, rec: rec, raw: raw}
+	return rec, raw, true, nil
 }

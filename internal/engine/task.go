@@ -204,6 +204,9 @@ type run struct {
 	// historyChecks numbers this run's history checks, so each keeps
 	// the agent's version under refs of its own.
 	historyChecks int
+	// history is the task's historyRecord as this run last read or
+	// wrote it in the store (guard_history.go), nil before the first.
+	history *historyCache
 	// idle marks the iteration as no progress for stall detection: it
 	// asked to finish with the previous task's plan unchanged.
 	idle bool
