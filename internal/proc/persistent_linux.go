@@ -55,7 +55,7 @@ const controlFD = 3
 // started the program before it gives up on it (ends it and starts the
 // program the cold way). The reply follows the program's fork at once;
 // only a supervisor stopped or starved of CPU for that long misses it.
-const replyTimeout = 30 * time.Second
+var replyTimeout = 30 * time.Second
 
 // Replies of the supervisor after it tried to start a program: one byte,
 // then, when it started, the pid (4 bytes) and start time (8 bytes,
@@ -215,6 +215,9 @@ func startSupervisor() (*supervisor, error) {
 		syscall.Close(fds[0])
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
+	// A supervisor that stopped reading makes Run give up on it, not
+	// wait for ever.
+	timeout(fds[0], syscall.SO_SNDTIMEO, replyTimeout)
 	return &supervisor{cmd: cmd, ctl: fds[0]}, nil
 }
 
@@ -324,12 +327,19 @@ func (sup *supervisor) connect() (int, error) {
 		syscall.Close(fds[0])
 		return -1, err
 	}
-	tv := syscall.NsecToTimeval(int64(replyTimeout))
-	_ = syscall.SetsockoptTimeval(fds[0], syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	timeout(fds[0], syscall.SO_RCVTIMEO, replyTimeout)
+	timeout(fds[0], syscall.SO_SNDTIMEO, replyTimeout)
 	return fds[0], nil
 }
 
-// errNotStarted is handOver's error when the supervisor answered that it
+// timeout sets the socket option opt (SO_RCVTIMEO or SO_SNDTIMEO) of
+// fd to d; zero means none.
+func timeout(fd, opt int, d time.Duration) {
+	tv := syscall.NsecToTimeval(int64(d))
+	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &tv)
+}
+
+// errNotStarted is sendProgram's error when the supervisor answered that it
 // could not start the program.
 var errNotStarted = errors.New("supervisor: the program did not start")
 
@@ -362,8 +372,7 @@ func sendProgram(conn int, msg []byte, files []*os.File) (pid int, start uint64,
 		return 0, 0, err
 	}
 	// The end may come after any time.
-	var none syscall.Timeval
-	_ = syscall.SetsockoptTimeval(conn, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &none)
+	timeout(conn, syscall.SO_RCVTIMEO, 0)
 	return int(binary.BigEndian.Uint32(reply[1:])), binary.BigEndian.Uint64(reply[5:]), nil
 }
 

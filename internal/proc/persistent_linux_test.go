@@ -274,6 +274,25 @@ func TestPersistentDeadFallsBack(t *testing.T) {
 	}
 }
 
+// A persistent supervisor that stopped answering (stopped, as with
+// SIGSTOP) is given up: the program starts the cold way with its exit
+// code, and the stopped supervisor is killed and reaped.
+func TestPersistentStoppedFallsBack(t *testing.T) {
+	defer func(d time.Duration) { replyTimeout = d }(replyTimeout)
+	replyTimeout = 200 * time.Millisecond
+	pid := supervisorPID(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 3"}})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	if _, ok := readStat(pid); ok {
+		t.Errorf("the stopped supervisor %d still runs or was not reaped", pid)
+	}
+}
+
 // A program whose supervisor is killed while it runs ends as a program
 // whose cold supervisor is killed: exit code -1, its group killed.
 func TestPersistentKilledWhileRunning(t *testing.T) {
