@@ -22,11 +22,9 @@
 //     same prompt on its standard input, reading its output; the same gap;
 //   - the same loop with each start through ralph's supervisor, as ralph
 //     starts every agent (proc.Run, with the ralph binary as the
-//     supervisor): once cold, re-executing ralph for every start, and twice
-//     with the standby supervisor proc starts while the previous program
-//     runs: back to back, and with a pause after each program (not
-//     counted) in which the standby gets ready, as it does while an agent
-//     runs. What each costs over the floor.
+//     supervisor): once on the one persistent supervisor, ralph's way, and
+//     once cold, re-executing ralph for every start. What each costs over
+//     the floor.
 //
 // It prints the median gap of each with the load average, and what ralph's
 // gap is made of: a run whose git goes through a logging wrapper (this
@@ -330,20 +328,17 @@ func (b *bench) runRalph(iterations int, session, gitLog string, write bool) ([]
 
 // How the floor loop starts the stand-in.
 const (
-	plain   = iota // exec, in a new session
-	cold           // proc.Run, re-executing ralph as the supervisor of each start
-	standby        // proc.Run, on the supervisor started while the previous one ran
+	plain      = iota // exec, in a new session
+	cold              // proc.Run, re-executing ralph as the supervisor of each start
+	persistent        // proc.Run, on the one persistent supervisor
 )
 
 // floor spawns the stand-in n times in a loop, as ralph would: the prompt
 // on its standard input, its output read to the end, and returns the
-// gaps. With how plain it is the floor; through proc.Run (cold, standby)
-// the difference is what starting through ralph's supervisor costs. With
-// pause, the loop waits that long after each program, as ralph's own work
-// between two agents does, and the pause is not counted in the gap: the
-// standby started while the last program ran has then had the time to be
-// ready, as it has while an agent runs for seconds.
-func (b *bench) floor(n, how int, pause time.Duration) ([]float64, error) {
+// gaps. With how plain it is the floor; through proc.Run (cold,
+// persistent) the difference is what starting through ralph's supervisor
+// costs.
+func (b *bench) floor(n, how int) ([]float64, error) {
 	log := filepath.Join(filepath.Dir(b.session), "floor.log")
 	os.Remove(log)
 	prompt := strings.Repeat("p", 8192)
@@ -351,11 +346,10 @@ func (b *bench) floor(n, how int, pause time.Duration) ([]float64, error) {
 	argv := []string{filepath.Join(filepath.Dir(b.session), "bin", "claude"), "-p", "--output-format", "stream-json", "--verbose"}
 	if how != plain {
 		proc.SuperviseAs(b.ralph)
-		proc.KeepStandby(how == standby)
-		defer proc.KeepStandby(false)
+		proc.KeepSupervisor(how == persistent)
+		defer proc.KeepSupervisor(false)
 	}
-	paused := make([]float64, n)
-	for i := range n {
+	for range n {
 		if how != plain {
 			res, err := proc.Run(context.Background(), proc.Spec{Argv: argv, Dir: b.dir, Env: env, Stdin: strings.NewReader(prompt)})
 			if err != nil {
@@ -374,21 +368,12 @@ func (b *bench) floor(n, how int, pause time.Duration) ([]float64, error) {
 				return nil, err
 			}
 		}
-		if pause > 0 {
-			t0 := time.Now()
-			time.Sleep(pause)
-			paused[i] = float64(time.Since(t0)) / 1e6
-		}
 	}
 	spans, err := readSpans(log)
 	if err != nil {
 		return nil, err
 	}
-	g := gaps(spans)
-	for i := range g {
-		g[i] -= paused[i]
-	}
-	return g, nil
+	return gaps(spans), nil
 }
 
 // childCPU is the user and system time of every child process this one
@@ -425,13 +410,9 @@ func gaps(spans [][2]int64) []float64 {
 	return out
 }
 
-// standbyPause is how long the standby floor loop waits after each
-// program, outside the gap: longer than a supervisor takes to start.
-const standbyPause = 30 * time.Millisecond
-
 func (b *bench) gap(iterations, rounds int) error {
 	before := figure.LoadAvg()
-	var ralphGaps, writeGaps, otherGaps, floorGaps, coldGaps, backGaps, standbyGaps []float64
+	var ralphGaps, writeGaps, otherGaps, floorGaps, coldGaps, persistentGaps []float64
 	var ralphCPU, otherCPU, floorCPU time.Duration
 	for range rounds {
 		c0 := childCPU()
@@ -457,24 +438,20 @@ func (b *bench) gap(iterations, rounds int) error {
 			otherGaps = append(otherGaps, gaps(spans)...)
 		}
 		c0 = childCPU()
-		g, err := b.floor(iterations, plain, 0)
+		g, err := b.floor(iterations, plain)
 		if err != nil {
 			return err
 		}
 		floorCPU += childCPU() - c0
 		floorGaps = append(floorGaps, g...)
-		if g, err = b.floor(iterations, cold, 0); err != nil {
+		if g, err = b.floor(iterations, cold); err != nil {
 			return err
 		}
 		coldGaps = append(coldGaps, g...)
-		if g, err = b.floor(iterations, standby, 0); err != nil {
+		if g, err = b.floor(iterations, persistent); err != nil {
 			return err
 		}
-		backGaps = append(backGaps, g...)
-		if g, err = b.floor(iterations, standby, standbyPause); err != nil {
-			return err
-		}
-		standbyGaps = append(standbyGaps, g...)
+		persistentGaps = append(persistentGaps, g...)
 	}
 	fmt.Printf("gap between agent sessions, %d files, median of %d gaps each (load average %s before, %s after):\n", b.files, len(ralphGaps), before, figure.LoadAvg())
 	r, f := figure.Median(ralphGaps), figure.Median(floorGaps)
@@ -492,7 +469,7 @@ func (b *bench) gap(iterations, rounds int) error {
 		fmt.Printf("   -vs %.2f ms", per(otherCPU))
 	}
 	fmt.Println()
-	sup := [3]float64{figure.Median(coldGaps) - f, figure.Median(backGaps) - f, figure.Median(standbyGaps) - f}
+	sup := [2]float64{figure.Median(coldGaps) - f, figure.Median(persistentGaps) - f}
 	if err := b.composition(iterations, sup, false); err != nil {
 		return err
 	}
@@ -502,8 +479,8 @@ func (b *bench) gap(iterations, rounds int) error {
 // composition runs ralph once more with git behind the logging wrapper and
 // prints the git processes that fall between two agent sessions.
 // sup is what starting through ralph's supervisor costs over the floor:
-// cold, back to back on the standby, and on a ready standby.
-func (b *bench) composition(iterations int, sup [3]float64, write bool) error {
+// cold, and on the persistent supervisor.
+func (b *bench) composition(iterations int, sup [2]float64, write bool) error {
 	gitLog := filepath.Join(filepath.Dir(b.session), "git.log")
 	os.Remove(gitLog)
 	spans, _, err := b.runRalph(iterations, b.session, gitLog, write)
@@ -557,8 +534,7 @@ func (b *bench) composition(iterations int, sup [3]float64, write bool) error {
 	if write {
 		return nil
 	}
-	cold, back, standby := sup[0], sup[1], sup[2]
-	fmt.Printf("    starting the agent through ralph's supervisor (the same loop through proc.Run, less the floor): %.2f ms per gap on the standby started while the last one ran (ralph's way; the loop pauses %v after each program, not counted, so the standby is ready as it is after an agent); back to back %.2f ms (the standby still starting); cold %.2f ms (each start re-executing ralph)\n", standby, standbyPause, back, cold)
+	fmt.Printf("    starting the agent through ralph's supervisor (the same loop through proc.Run, less the floor): %.2f ms per gap on the persistent supervisor (ralph's way); cold %.2f ms (each start re-executing ralph)\n", sup[1], sup[0])
 	fmt.Printf("    the rest: ralph's own work in-process (store, .ralph/ files, prompt, stall tracker, guard reads)\n")
 	return nil
 }

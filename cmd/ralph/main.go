@@ -14,7 +14,7 @@ import (
 	"runtime/trace"
 
 	"github.com/ralph-harness/ralph/internal/cli"
-	// ralph re-executes itself as the supervisor of each program it
+	// ralph re-executes itself as the supervisor of the programs it
 	// runs; this package's init does that before the heavy packages
 	// initialise, and otherwise arms supervision for the run.
 	_ "github.com/ralph-harness/ralph/internal/proc/supervisor"

@@ -21,17 +21,28 @@ import (
 
 // groupOf returns pid's process group from /proc/PID/stat.
 func groupOf(t *testing.T, pid int) int {
+	return statField(t, pid, 2)
+}
+
+// parentOf returns pid's parent from /proc/PID/stat.
+func parentOf(t *testing.T, pid int) int {
+	return statField(t, pid, 1)
+}
+
+// statField returns the numeric field i, counted from 0 after the
+// command, of /proc/PID/stat.
+func statField(t *testing.T, pid, i int) int {
 	t.Helper()
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	pgid, err := strconv.Atoi(f[2])
+	n, err := strconv.Atoi(f[i])
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pgid
+	return n
 }
 
 // killGroupAtEnd SIGKILLs what is left of group pgid when the test ends.
@@ -158,12 +169,16 @@ func TestKillNineLeavesNoAgentProcess(t *testing.T) {
 	// OOM killer would, and returns what is left of the group.
 	orphan := func(t *testing.T) (dir string, run *exec.Cmd, pgid int, left []int) {
 		dir, run, out, pgid := start(t)
-		// Freeze ralph so it cannot clean up, kill the group's supervisor
-		// (its leader), then ralph.
+		// Freeze ralph so it cannot clean up, kill the supervisor (the
+		// parent of the group's leader, the agent), then ralph.
 		if err := run.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil {
+		supervisor := parentOf(t, pgid)
+		if supervisor == run.Process.Pid {
+			t.Fatalf("the agent %d runs without a supervisor", pgid)
+		}
+		if err := syscall.Kill(supervisor, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		if err := run.Process.Signal(syscall.SIGKILL); err != nil {

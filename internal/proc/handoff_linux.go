@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-// The message that hands a program to a standby supervisor:
+// The message that hands a program to the persistent supervisor:
 //
 //	length  uint32, big-endian: the length of what follows
 //	fields  NUL-terminated strings:
-//	        magic     "ralph-standby-1"
+//	        magic     "ralph-program-1"
 //	        ruleset   "r" when a ruleset descriptor follows the streams, "-" when not
 //	        path      the program to execute
 //	        dir       its working directory, absolute
@@ -25,12 +25,12 @@ import (
 // error, then the ruleset. No string may hold a NUL, which execve could
 // not pass either.
 
-const handoffMagic = "ralph-standby-1"
+const handoffMagic = "ralph-program-1"
 
 // maxHandoff bounds a message: far above what execve accepts.
 const maxHandoff = 64 << 20
 
-// program is what a standby is handed to run.
+// program is what the supervisor is handed to run.
 type program struct {
 	Path, Dir string
 	Argv, Env []string
@@ -118,7 +118,7 @@ func decodeProgram(buf []byte) (program, error) {
 		return program{}, fmt.Errorf("handoff: field 5 (arguments) is %.40q, want 1 to %d", fields[4], len(fields)-5)
 	}
 	p.Argv = fields[5 : 5+n]
-	// Never nil: exec.Cmd would give the program the standby's own.
+	// Never nil: an empty environment stays empty.
 	p.Env = fields[5+n:]
 	return p, nil
 }

@@ -46,14 +46,14 @@ func TestHandoffRejects(t *testing.T) {
 		want string
 	}{
 		{frame(""), "not terminated"},
-		{frame("ralph-standby-1\x00-\x00/bin/sh\x00/\x001\x00"), "fields"},
+		{frame("ralph-program-1\x00-\x00/bin/sh\x00/\x001\x00"), "fields"},
 		{frame("other\x00-\x00/bin/sh\x00/\x001\x00sh\x00"), "field 1"},
-		{frame("ralph-standby-1\x00x\x00/bin/sh\x00/\x001\x00sh\x00"), "field 2"},
-		{frame("ralph-standby-1\x00-\x00\x00/\x001\x00sh\x00"), "field 3"},
-		{frame("ralph-standby-1\x00-\x00/bin/sh\x00rel\x001\x00sh\x00"), "field 4"},
-		{frame("ralph-standby-1\x00-\x00/bin/sh\x00/\x002\x00sh\x00"), "field 5"},
-		{frame("ralph-standby-1\x00-\x00/bin/sh\x00/\x000\x00sh\x00"), "field 5"},
-		{append(frame("ralph-standby-1\x00-\x00/bin/sh\x00/\x001\x00sh\x00"), 0), "bytes after"},
+		{frame("ralph-program-1\x00x\x00/bin/sh\x00/\x001\x00sh\x00"), "field 2"},
+		{frame("ralph-program-1\x00-\x00\x00/\x001\x00sh\x00"), "field 3"},
+		{frame("ralph-program-1\x00-\x00/bin/sh\x00rel\x001\x00sh\x00"), "field 4"},
+		{frame("ralph-program-1\x00-\x00/bin/sh\x00/\x002\x00sh\x00"), "field 5"},
+		{frame("ralph-program-1\x00-\x00/bin/sh\x00/\x000\x00sh\x00"), "field 5"},
+		{append(frame("ralph-program-1\x00-\x00/bin/sh\x00/\x001\x00sh\x00"), 0), "bytes after"},
 		{binary.BigEndian.AppendUint32(nil, maxHandoff+1), "over the limit"},
 	} {
 		_, err := decodeProgram(tc.msg)

@@ -23,14 +23,15 @@
 // parent-death signal alone is not enough: it reaches only the direct
 // child, is not inherited, and a grandchild may ignore SIGTERM. When the
 // supervisor cannot start (no /proc), the program runs directly in its own
-// group, as it does on other systems. Each supervisor costs a fork and exec
-// of ralph's binary: about 2.5 ms per agent call (bench/overhead.sh, claude
-// backend, 18.5 ms before, 21.0 ms after, store records included). So that
-// this is not paid between two programs, Run starts the next supervisor
-// while a program runs: a standby, which waits on a control socket until
-// the next Run hands it the program, its streams and its ruleset, and
-// which ends when that socket closes (see standby_linux.go). When there is
-// none, or it cannot start the program, Run starts one the cold way.
+// group, as it does on other systems. A supervisor re-executed for each
+// program costs a fork and exec of ralph's binary (about 6.5 ms of wall
+// time and 7 ms of CPU). So that this is paid once, not per program, Run
+// hands every program to one persistent supervisor per ralph process,
+// started by the first Run that needs it: it starts each program in a new
+// session and group of its own, reports its end over a socket, and ends
+// every group it started when ralph is gone (see persistent_linux.go).
+// When there is none, or it cannot start the program, Run starts a
+// supervisor for the program the cold way.
 //
 // A supervisor killed outright (SIGKILL, the OOM killer) cannot clean up.
 // For that, a caller records every group it starts through a StartHook
@@ -228,7 +229,7 @@ var nestedAgentVars = []string{
 	// A ralph run by an agent marks its own groups.
 	tokenEnv,
 	supervisorEnv,
-	standbyEnv,
+	controlEnv,
 	sandboxEnv,
 }
 
@@ -332,51 +333,52 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return cmd
 	}
 	start := time.Now()
-	cmd, wait, warm := startOnStandby(s, path, env, outW, errW)
-	if !warm {
-		cmd = setup(command(path, s.Argv, env))
+	var pgid int
+	var leaderStart uint64
+	var wait func() (code int, err error)
+	if l, ok := startPersistent(s, path, env, outW, errW); ok {
+		pgid, leaderStart = l.pid, l.start
+		wait = func() (int, error) { return l.wait(), nil }
+	} else {
+		cmd := setup(command(path, s.Argv, env))
 		if s.Ruleset != nil && cmd.Path == path {
 			err = errNoSupervisor
 		} else {
 			handOver(cmd, s)
 			err = cmd.Start()
 		}
-	}
-	if err != nil && cmd.Path != path && s.Ruleset == nil {
-		// The supervisor could not start (no /proc?): run the program
-		// directly, still in its own group.
-		cmd = setup(directCommand(path, s.Argv, env))
-		err = cmd.Start()
-	}
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+		if err != nil && cmd.Path != path && s.Ruleset == nil {
+			// The supervisor could not start (no /proc?): run the
+			// program directly, still in its own group.
+			cmd = setup(directCommand(path, s.Argv, env))
+			err = cmd.Start()
+		}
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
+		}
+		pgid = cmd.Process.Pid
+		leaderStart, _ = startTime(pgid)
+		wait = func() (int, error) {
+			err := cmd.Wait()
+			return cmd.ProcessState.ExitCode(), err
+		}
 	}
 	// The child has its own copies of the write ends.
 	outW.Close()
 	errW.Close()
-	if !warm {
-		wait = cmd.Wait
-	}
-	if warm || cmd.Path != path {
-		// Supervised: the next program's supervisor starts while this
-		// one runs.
-		defer refillStandby()()
-	}
-	pgid := cmd.Process.Pid
 	adopt(pgid)
 	// What leaves the group was started after its leader: the processes
 	// older than it are never looked at when the group's escapees end.
 	var since uint64
 	if s.EndEscaped {
-		since, _ = startTime(pgid)
+		since = leaderStart
 	}
 	var res Result
 	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
-		leaderStart, _ := startTime(pgid)
 		if done := hook(Started{PGID: pgid, LeaderStart: leaderStart, Token: token, Argv0: s.Argv[0]}); done != nil {
 			defer func() { done(res) }()
 		}
@@ -412,8 +414,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		})
 	}()
 
+	var code int
 	exited := make(chan error, 1)
-	go func() { exited <- wait() }()
+	go func() {
+		var err error
+		code, err = wait()
+		exited <- err
+	}()
 
 	grace := s.KillGrace
 	if grace == 0 {
@@ -475,7 +482,7 @@ loop:
 		ended = endCarrying(token, since, start)
 	}
 
-	res = Result{ExitCode: cmd.ProcessState.ExitCode(), Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}
+	res = Result{ExitCode: code, Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}
 	if cause != nil {
 		return res, cause
 	}

@@ -2,10 +2,7 @@
 
 package proc
 
-import (
-	"os"
-	"os/exec"
-)
+import "os"
 
 // Without Linux's parent-death signal and /proc, a process runs directly
 // in its own group (a session on Unix, a job object on Windows), and no
@@ -31,17 +28,23 @@ func (noProcs) HasToken(pid int, token string) bool { return false }
 
 func processes() ProcessTable { return noProcs{} }
 
-// standbyEnv marks a standby supervisor on Linux; it is only removed here.
-const standbyEnv = "RALPH_PROC_STANDBY"
+// controlEnv marks the persistent supervisor on Linux; it is only removed
+// here.
+const controlEnv = "RALPH_PROC_CONTROL"
 
 // SuperviseAs does nothing here: there is no supervisor to start.
 func SuperviseAs(path string) {}
 
-// KeepStandby does nothing here: there is no supervisor to keep.
-func KeepStandby(on bool) {}
+// KeepSupervisor does nothing here: there is no supervisor to keep.
+func KeepSupervisor(on bool) {}
 
-func startOnStandby(s Spec, path string, env []string, stdout, stderr *os.File) (*exec.Cmd, func() error, bool) {
-	return nil, nil, false
+func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File) (launched, bool) {
+	return launched{}, false
 }
 
-func refillStandby() (wait func()) { return func() {} }
+// launched is a program started on Linux's persistent supervisor.
+type launched struct {
+	pid   int
+	start uint64
+	wait  func() int
+}

@@ -28,22 +28,22 @@ func TestRunSandboxConfinesProgramAndChildren(t *testing.T) {
 	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{ws}, Devices: []string{"/dev"}}
 	rs := ruleset(t, pol)
 	for _, warm := range []bool{false, true} {
-		t.Run(map[bool]string{false: "cold", true: "standby"}[warm], func(t *testing.T) {
+		t.Run(map[bool]string{false: "cold", true: "persistent"}[warm], func(t *testing.T) {
 			os.Remove(filepath.Join(ws, "inside"))
 			confinedRun(t, rs, warm, secret, ws, outside)
 		})
 	}
 }
 
-// confinedRun runs the confining test's program once, on a standby when
-// warm.
+// confinedRun runs the confining test's program once, on the persistent
+// supervisor when warm.
 func confinedRun(t *testing.T, rs *os.File, warm bool, secret, ws, outside string) {
 	if warm {
-		warmStandby(t)
+		supervisorPID(t)
 	} else {
 		coldStart(t)
 	}
-	before := standbyStarts.Load()
+	before := persistentStarts.Load()
 	var out []string
 	script := `cat "$1"; echo x > "$2/escaped"; sh -c 'echo in > inside'; env | grep -c RALPH_SANDBOX_FD; [ -e /proc/$$/fd/3 ] && echo leaked-fd; [ -e /proc/$$/fd/4 ] && echo leaked-fd; true`
 	res, err := Run(context.Background(), Spec{
@@ -53,8 +53,8 @@ func confinedRun(t *testing.T, rs *os.File, warm bool, secret, ws, outside strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if warm && standbyStarts.Load() != before+1 {
-		t.Fatal("the program did not start on a standby")
+	if warm && persistentStarts.Load() != before+1 {
+		t.Fatal("the program did not start on the persistent supervisor")
 	}
 	if strings.Contains(strings.Join(out, "\n"), "s3cret") || !strings.Contains(res.Stderr, secret+": Permission denied") {
 		t.Errorf("the secret was read: out %q, stderr %q", out, res.Stderr)
@@ -73,6 +73,70 @@ func confinedRun(t *testing.T, rs *os.File, warm bool, secret, ws, outside strin
 	}
 }
 
+// On the persistent supervisor a ruleset confines its own program only:
+// while a confined program runs (and after it), a program started after it
+// unconfined may write where the confined one may not, and one confined by
+// another ruleset may write its own grant and not the first one's. Each
+// ends confined or not as its own ruleset says, whatever ran before on the
+// supervisor's threads.
+func TestRunSandboxConfinesOnlyItsProgram(t *testing.T) {
+	if !sandbox.Probe().Available() {
+		t.Skip("no Landlock here")
+	}
+	sup := supervisorPID(t)
+	a, b, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	read := []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}
+	rsA := ruleset(t, sandbox.Policy{Read: read, Write: []string{a}, Devices: []string{"/dev"}})
+	rsB := ruleset(t, sandbox.Policy{Read: read, Write: []string{b}, Devices: []string{"/dev"}})
+	// write tries each directory and prints which it could write, after
+	// its parent's pid.
+	write := func(name string) string {
+		return `echo $PPID; for d in "$@"; do echo x 2>/dev/null > "$d/` + name + `" && echo "$d"; done; true`
+	}
+	type run struct {
+		name string
+		rs   *os.File
+		want []string
+	}
+	runOne := func(r run) {
+		t.Helper()
+		var out []string
+		res, err := Run(context.Background(), Spec{
+			Argv: []string{"sh", "-c", write(r.name), "sh", a, b, outside}, Dir: a,
+			OnLine: func(l string) { out = append(out, l) }, Ruleset: r.rs,
+		})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%s: %v, exit %d, stderr %q", r.name, err, res.ExitCode, res.Stderr)
+		}
+		want := append([]string{strconv.Itoa(sup)}, r.want...)
+		if strings.Join(out, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: parent and writable directories %q, want %q", r.name, out, want)
+		}
+	}
+	// The first confined program keeps running (holding its thread's
+	// domain, if any were kept) while the others start.
+	stdin, release, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	held := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "read x"}, Stdin: stdin, Ruleset: rsA})
+		held <- err
+	}()
+	for i := range 3 {
+		runOne(run{"confined-a" + strconv.Itoa(i), rsA, []string{a}})
+		runOne(run{"open" + strconv.Itoa(i), nil, []string{a, b, outside}})
+		runOne(run{"confined-b" + strconv.Itoa(i), rsB, []string{b}})
+	}
+	release.Close()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	runOne(run{"open-after", nil, []string{a, b, outside}})
+}
+
 // A ruleset the supervisor cannot enforce (here a file that is none)
 // fails the program's start, with the reason on standard error; it never
 // runs unconfined.
@@ -85,12 +149,12 @@ func TestRunSandboxUnappliedNeverRunsUnconfined(t *testing.T) {
 	defer notRuleset.Close()
 	for _, warm := range []bool{false, true} {
 		if warm {
-			warmStandby(t)
+			supervisorPID(t)
 		} else {
-			coldStart(t)
+			KeepSupervisor(false)
 		}
 		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo ran > ran"}, Dir: ws, Ruleset: notRuleset})
-		KeepStandby(true)
+		KeepSupervisor(true)
 		if err != nil {
 			t.Fatal(err)
 		}

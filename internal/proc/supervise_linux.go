@@ -40,12 +40,12 @@ func RunSupervisor() {
 		return
 	}
 	pid, _ := strconv.Atoi(parent)
-	if ctl, ok := os.LookupEnv(standbyEnv); ok {
+	if ctl, ok := os.LookupEnv(controlEnv); ok {
 		fd, err := strconv.Atoi(ctl)
 		if err != nil {
 			os.Exit(1)
 		}
-		os.Exit(standBy(pid, fd))
+		os.Exit(serve(pid, fd))
 	}
 	if len(os.Args) < 3 {
 		return

@@ -1,0 +1,382 @@
+package proc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// supervisorPID makes sure the persistent supervisor runs and returns
+// its pid.
+func supervisorPID(t *testing.T) int {
+	t.Helper()
+	KeepSupervisor(true)
+	if _, err := Run(context.Background(), Spec{Argv: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	persistent.Lock()
+	defer persistent.Unlock()
+	if persistent.sup == nil {
+		t.Fatal("no persistent supervisor after a supervised Run")
+	}
+	return persistent.sup.cmd.Process.Pid
+}
+
+// coldStart makes the test's programs start each on a supervisor of its
+// own, re-executed for it.
+func coldStart(t *testing.T) {
+	KeepSupervisor(false)
+	t.Cleanup(func() { KeepSupervisor(true) })
+}
+
+// ppidOf runs `echo $PPID` and returns what it printed.
+func ppidOf(t *testing.T) int {
+	t.Helper()
+	var line string
+	if _, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID"}, OnLine: func(l string) { line = l }}); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(line)
+	if err != nil {
+		t.Fatalf("sh printed %q", line)
+	}
+	return pid
+}
+
+// Every program runs on the one supervisor: no re-execution per program.
+func TestPersistentRunsEveryProgram(t *testing.T) {
+	want := supervisorPID(t)
+	before := persistentStarts.Load()
+	for range 3 {
+		if got := ppidOf(t); got != want {
+			t.Errorf("the program's parent is %d, want the persistent supervisor %d", got, want)
+		}
+	}
+	if got := persistentStarts.Load() - before; got != 3 {
+		t.Errorf("%d programs started on the persistent supervisor, want 3", got)
+	}
+	coldStart(t)
+	if got := ppidOf(t); got == want || got == os.Getpid() {
+		t.Errorf("cold, the program's parent is %d (persistent %d, test %d), want a supervisor of its own", got, want, os.Getpid())
+	}
+}
+
+// Through the persistent supervisor a program gets its arguments,
+// environment, directory and standard input, and none of the supervisor's
+// descriptors or variables; it leads a new session and process group; its
+// exit code or the signal that killed it comes back as on a cold start.
+func TestPersistentPassesProgramThrough(t *testing.T) {
+	dir := t.TempDir()
+	script := `printf '%s|' "$1" "$PWD" "$(pwd -P)" "$FOO" "$RALPH_PROC_CONTROL" "$RALPH_PROC_SUPERVISOR"; cat; echo; ps -o pgid=,sid= -p $$; ` +
+		`[ -e /proc/$$/fd/3 ] && echo leaked-fd; exit "$2"`
+	for _, tc := range []struct {
+		name     string
+		argv     []string
+		wantCode int
+	}{
+		{"exit 0", []string{"sh", "-c", script, "sh", "a b", "0"}, 0},
+		{"exit 4", []string{"sh", "-c", script, "sh", "a b", "4"}, 4},
+		{"killed", []string{"sh", "-c", `kill -9 $$`}, -1},
+		{"terminated", []string{"sh", "-c", `kill -TERM $$; sleep 5`}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, warm := range []bool{false, true} {
+				if !warm {
+					KeepSupervisor(false)
+				}
+				before := persistentStarts.Load()
+				var out []string
+				var started Started
+				ctx := WithStartHook(context.Background(), func(s Started) func(Result) { started = s; return nil })
+				res, err := Run(ctx, Spec{
+					Argv: tc.argv, Dir: dir, Env: []string{"FOO=bar"}, Stdin: strings.NewReader("in put"),
+					OnLine: func(l string) { out = append(out, strings.Join(strings.Fields(l), " ")) },
+				})
+				KeepSupervisor(true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := persistentStarts.Load()-before, map[bool]int64{false: 0, true: 1}[warm]; got != want {
+					t.Fatalf("warm %v: %d programs started on the persistent supervisor, want %d", warm, got, want)
+				}
+				if res.ExitCode != tc.wantCode {
+					t.Errorf("warm %v: exit code %d, want %d (stderr %q)", warm, res.ExitCode, tc.wantCode, res.Stderr)
+				}
+				if tc.wantCode < 0 {
+					continue
+				}
+				// Cold, the group's leader is the program's supervisor,
+				// in the same group and session; warm, the program.
+				group := strconv.Itoa(started.PGID)
+				want := []string{"a b|" + dir + "|" + dir + "|bar|||in put", group + " " + group}
+				if strings.Join(out, "\n") != strings.Join(want, "\n") {
+					t.Errorf("warm %v: the program printed %q, want %q", warm, out, want)
+				}
+			}
+		})
+	}
+}
+
+// A program that cannot start fails as it does on a cold start, with the
+// same error or the same exit code and message, and the persistent
+// supervisor stays for the next program.
+func TestPersistentFailedStartFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "interp")
+	os.WriteFile(noexec, []byte("not a program\n"), 0o644)
+	badInterp := filepath.Join(dir, "bad-interp")
+	os.WriteFile(badInterp, []byte("#!"+noexec+"\n"), 0o755)
+	missingInterp := filepath.Join(dir, "missing-interp")
+	os.WriteFile(missingInterp, []byte("#!"+filepath.Join(dir, "none")+"\n"), 0o755)
+	for _, tc := range []struct {
+		name string
+		spec Spec
+	}{
+		{"missing directory", Spec{Argv: []string{"true"}, Dir: filepath.Join(dir, "gone")}},
+		{"missing program", Spec{Argv: []string{filepath.Join(dir, "none")}}},
+		{"EACCES", Spec{Argv: []string{badInterp}}},
+		{"ENOENT at exec", Spec{Argv: []string{missingInterp}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func() string {
+				res, err := Run(context.Background(), tc.spec)
+				return fmt.Sprintf("err %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+			}
+			KeepSupervisor(false)
+			cold := run()
+			pid := supervisorPID(t)
+			if warm := run(); warm != cold {
+				t.Errorf("through the persistent supervisor: %s\ncold: %s", warm, cold)
+			}
+			if got := ppidOf(t); got != pid {
+				t.Errorf("the next program's parent is %d, want the same persistent supervisor %d", got, pid)
+			}
+		})
+	}
+}
+
+func alive(pid int) bool {
+	st, ok := readStat(pid)
+	return ok && !st.Zombie
+}
+
+// supervisorFileEnv names the file TestHelperPersistent writes the
+// supervisor's pid to.
+const supervisorFileEnv = "RALPH_PROC_HELPER_SUPERVISOR"
+
+// TestHelperPersistent is a stand-in ralph: it runs the script in
+// $RALPH_PROC_HELPER_SCRIPT twice at once on the persistent supervisor,
+// writes the supervisor's pid to $RALPH_PROC_HELPER_SUPERVISOR, and
+// blocks.
+func TestHelperPersistent(t *testing.T) {
+	script, file := os.Getenv(helperEnv), os.Getenv(supervisorFileEnv)
+	if script == "" || file == "" {
+		return
+	}
+	pid := supervisorPID(t)
+	for i := range 2 {
+		go Run(context.Background(), Spec{Argv: []string{"sh", "-c", script, strconv.Itoa(i)}})
+	}
+	os.WriteFile(file, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	select {}
+}
+
+// When ralph dies by SIGKILL, the persistent supervisor ends the group of
+// every program it runs, a grandchild that ignores SIGTERM included, and
+// exits: nothing is left.
+func TestPersistentDiesWithParent(t *testing.T) {
+	dir := t.TempDir()
+	supFile := filepath.Join(dir, "supervisor.pid")
+	files := []string{filepath.Join(dir, "grandchild0.pid"), filepath.Join(dir, "grandchild1.pid")}
+	for _, f := range files {
+		killPIDFile(t, f)
+	}
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperPersistent$")
+	helper.Env = append(os.Environ(), supervisorFileEnv+"="+supFile,
+		helperEnv+`=sh -c 'trap "" TERM; echo $$ > `+dir+`/grandchild$0.pid; while :; do sleep 0.1; done' $0 & trap "" TERM; wait`)
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sup := waitFile(t, supFile)
+	killPIDFile(t, supFile)
+	var groups []int
+	for _, f := range files {
+		st, ok := readStat(waitFile(t, f))
+		if !ok {
+			t.Fatal("grandchild not running")
+		}
+		groups = append(groups, st.PGID)
+	}
+	if groups[0] == groups[1] {
+		t.Fatalf("two programs share the group %d", groups[0])
+	}
+	_ = helper.Process.Kill()
+	_ = helper.Wait()
+	killed := time.Now()
+	for {
+		var left []int
+		for _, g := range groups {
+			left = append(left, processes().Members(g)...)
+		}
+		if alive(sup) {
+			left = append(left, sup)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Since(killed) > time.Second {
+			t.Fatalf("%v still run a second after their ralph was killed", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Turning the persistent supervisor off ends it.
+func TestPersistentEndsWhenTurnedOff(t *testing.T) {
+	pid := supervisorPID(t)
+	persistent.Lock()
+	cmd := persistent.sup.cmd
+	persistent.Unlock()
+	KeepSupervisor(false)
+	defer KeepSupervisor(true)
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Errorf("the supervisor %d ended with %v, want exit status 1", pid, cmd.ProcessState)
+	}
+}
+
+// A persistent supervisor that died (killed, as by the OOM killer) is not
+// used: the program starts anyway, with its exit code, and the dead one
+// is reaped; the next program gets a new persistent supervisor.
+func TestPersistentDeadFallsBack(t *testing.T) {
+	pid := supervisorPID(t)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for time.Sleep(10 * time.Millisecond); alive(pid); time.Sleep(10 * time.Millisecond) {
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 3"}})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	if _, ok := readStat(pid); ok {
+		t.Errorf("the dead supervisor %d was not reaped", pid)
+	}
+	if next := supervisorPID(t); next == pid || ppidOf(t) != next {
+		t.Errorf("no new persistent supervisor after %d died", pid)
+	}
+}
+
+// A persistent supervisor that stopped answering (stopped, as with
+// SIGSTOP) is given up: the program starts the cold way with its exit
+// code, and the stopped supervisor is killed and reaped.
+func TestPersistentStoppedFallsBack(t *testing.T) {
+	defer func(d time.Duration) { replyTimeout = d }(replyTimeout)
+	replyTimeout = 200 * time.Millisecond
+	pid := supervisorPID(t)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "exit 3"}})
+	if err != nil || res.ExitCode != 3 {
+		t.Fatalf("run: %v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+	}
+	if _, ok := readStat(pid); ok {
+		t.Errorf("the stopped supervisor %d still runs or was not reaped", pid)
+	}
+}
+
+// A program whose supervisor is killed while it runs ends as a program
+// whose cold supervisor is killed: exit code -1, its group killed.
+func TestPersistentKilledWhileRunning(t *testing.T) {
+	sup := supervisorPID(t)
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	killPIDFile(t, pidFile)
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", `sleep 300 & echo $! > "$0"; wait`, pidFile}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	child := waitFile(t, pidFile)
+	_ = syscall.Kill(sup, syscall.SIGKILL)
+	select {
+	case res := <-done:
+		if res.ExitCode != -1 {
+			t.Errorf("exit code %d, want -1", res.ExitCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still waits after its supervisor was killed")
+	}
+	for deadline := time.Now().Add(time.Second); alive(child); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program's child %d still runs", child)
+		}
+	}
+}
+
+// Programs run at once on the one supervisor each lead a group of their
+// own and each get their own exit code.
+func TestPersistentConcurrentRuns(t *testing.T) {
+	sup := supervisorPID(t)
+	const n = 8
+	type out struct {
+		i, code   int
+		ppid, grp string
+		pgid      int
+		err       error
+	}
+	outs := make(chan out, n)
+	for i := range n {
+		go func() {
+			var lines []string
+			var pgid int
+			ctx := WithStartHook(context.Background(), func(s Started) func(Result) { pgid = s.PGID; return nil })
+			res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", `echo $PPID; ps -o pgid= -p $$; sleep 0.2; exit $0`, strconv.Itoa(i)}, OnLine: func(l string) { lines = append(lines, strings.TrimSpace(l)) }})
+			o := out{i: i, code: res.ExitCode, pgid: pgid, err: err}
+			if len(lines) == 2 {
+				o.ppid, o.grp = lines[0], lines[1]
+			}
+			outs <- o
+		}()
+	}
+	groups := map[string]bool{}
+	for range n {
+		o := <-outs
+		if o.err != nil || o.code != o.i || o.ppid != strconv.Itoa(sup) || o.grp != strconv.Itoa(o.pgid) {
+			t.Errorf("program %d: err %v, exit %d, parent %s (want %d), group %s (want %d)", o.i, o.err, o.code, o.ppid, sup, o.grp, o.pgid)
+		}
+		groups[o.grp] = true
+	}
+	if len(groups) != n {
+		t.Errorf("%d programs ran in %d groups", n, len(groups))
+	}
+}
+
+// The persistent supervisor, started before ralph knows what it will
+// run, holds none of ralph's environment (its secrets): only what marks
+// it as the supervisor.
+func TestPersistentEnvironmentHoldsNoSecret(t *testing.T) {
+	t.Setenv("RALPH_TEST_SECRET", "s3cret")
+	KeepSupervisor(false)
+	pid := supervisorPID(t)
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(strings.TrimRight(string(data), "\x00"), "\x00") {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != supervisorEnv && name != controlEnv && !slices.Contains(runtimeVars, name) {
+			t.Errorf("the supervisor's environment holds %s", name)
+		}
+	}
+}
