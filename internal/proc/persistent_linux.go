@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -264,6 +265,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 	if s.Ruleset != nil {
 		files = append(files, s.Ruleset)
 	}
+	sent := time.Now()
 	pid, start, err := sendProgram(conn, msg, files)
 	if stdin != s.Stdin {
 		stdin.Close()
@@ -274,8 +276,15 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 		}
 		syscall.Close(conn)
 		// A program that did not start leaves the supervisor as it was;
-		// one that did not answer is broken.
-		release(sup, !errors.Is(err, errNotStarted))
+		// one that did not answer is broken, and is killed.
+		broken := !errors.Is(err, errNotStarted)
+		release(sup, broken)
+		if tok := lookupEnv(env, tokenEnv); broken && tok != "" {
+			// It may have started the program before it stopped
+			// answering: end that copy, so that the cold start is the
+			// only one.
+			endCarrying(tok, 0, sent)
+		}
 		return launched{}, false
 	}
 	persistentStarts.Add(1)
@@ -418,4 +427,15 @@ func stdinFor(r io.Reader) (stdin, feed *os.File, err error) {
 	}
 	pr, pw, err := os.Pipe()
 	return pr, pw, err
+}
+
+// lookupEnv returns the value of key in env ("KEY=value" entries, the
+// last one winning), "" when env has none.
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
