@@ -1,0 +1,202 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/testutil"
+)
+
+// fileState is what a watcher of the working tree tells apart: a file's
+// kind, mode and content (a link's target).
+type fileState struct {
+	kind    string // "file" or "link"
+	exec    bool
+	content string
+}
+
+// workingFiles lists the files of dir's working tree (not directories,
+// not .git), by slash-separated path.
+func workingFiles(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	files := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == ".git":
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			files[rel] = fileState{kind: "link", content: target}
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files[rel] = fileState{kind: "file", exec: fi.Mode().Perm()&0o100 != 0, content: string(b)}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// changedFiles is what a watcher reports between two listings: the files
+// created, changed or removed, never the ones git ignores (here *.log
+// and build/).
+func changedFiles(before, after map[string]fileState) []string {
+	var paths []string
+	ignored := func(p string) bool { return strings.HasSuffix(p, ".log") || strings.HasPrefix(p, "build/") }
+	for p, s := range after {
+		if before[p] != s && !ignored(p) {
+			paths = append(paths, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok && !ignored(p) {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// TestBuildTreeMatchesWriteTree makes random changes — new, changed and
+// removed files, mode changes, symbolic links, new nested directories,
+// directories replaced by files and back, removed directories, ignored and
+// private files — and checks that each iteration's tree, built from the
+// paths a watcher reports onto the previous one, is the tree git's own
+// `git add -A` and `write-tree` give, and that every one is built
+// without reading the whole tree.
+func TestBuildTreeMatchesWriteTree(t *testing.T) {
+	ctx := context.Background()
+	names := []string{"a", "b", "c.txt", "d.x", "d-y", "j0", "d/e", "d/f.txt", "d/g/h", "d/g/i.sh", "j/k/l/m", "x.log", "build/o", ".ralph/logs/p.log", ".ralph/plan.tsx"}
+	dirs := []string{"d", "d/g", "j", "j/k", "a", "b"}
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			dir := newRepo(t)
+			rng := rand.New(rand.NewPCG(seed, 31))
+			abs := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+			// rm removes rel and all below it, if it is there.
+			rm := func(rel string) {
+				if err := os.RemoveAll(abs(rel)); err != nil && !errors.Is(err, syscall.ENOTDIR) {
+					t.Fatal(err)
+				}
+			}
+			// put writes rel, replacing any file in the way of its
+			// directories.
+			put := func(rel, content string) {
+				for i := strings.IndexByte(rel, '/'); i >= 0; i = nextSlash(rel, i) {
+					if fi, err := os.Lstat(abs(rel[:i])); err == nil && !fi.IsDir() {
+						rm(rel[:i])
+					}
+				}
+				if fi, err := os.Lstat(abs(rel)); err == nil && fi.IsDir() {
+					rm(rel)
+				}
+				write(t, dir, rel, content)
+			}
+			write(t, dir, ".gitignore", "*.log\nbuild/\n")
+			put("d/f.txt", "f\n")
+			put("d/g/h", "h\n")
+			put("j/k/l/m", "m\n")
+			put("c.txt", "c\n")
+			userGit(t, dir, "add", "-A")
+			userGit(t, dir, "commit", "-q", "-m", "start")
+			r := open(t, dir)
+			t.Cleanup(func() { _ = r.FlushIterations() })
+			prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := testutil.LogGit(t)
+			gitCalls(t, log)
+			built := 0
+			for step := 1; step <= 25; step++ {
+				before := workingFiles(t, dir)
+				var did []string
+				for range 1 + rng.IntN(4) {
+					name := names[rng.IntN(len(names))]
+					switch op := rng.IntN(8); op {
+					case 0, 1:
+						put(name, fmt.Sprintf("%d %d\n", step, rng.IntN(3)))
+						did = append(did, "write "+name)
+					case 2:
+						rm(name)
+						did = append(did, "remove "+name)
+					case 3:
+						if fi, err := os.Lstat(abs(name)); err == nil && fi.Mode().IsRegular() {
+							if err := os.Chmod(abs(name), fi.Mode()^0o111); err != nil {
+								t.Fatal(err)
+							}
+							did = append(did, "chmod "+name)
+						}
+					case 4:
+						put(name, "")
+						rm(name)
+						if err := os.Symlink(fmt.Sprintf("target-%d", rng.IntN(3)), abs(name)); err != nil {
+							t.Fatal(err)
+						}
+						did = append(did, "symlink "+name)
+					case 5:
+						d := dirs[rng.IntN(len(dirs))]
+						rm(d)
+						did = append(did, "remove directory "+d)
+					case 6:
+						d := dirs[rng.IntN(len(dirs))]
+						put(d, "a file where a directory was\n")
+						did = append(did, "file for directory "+d)
+					case 7:
+						d := dirs[rng.IntN(len(dirs))]
+						put(d+"/n/o.txt", "a directory where a file was\n")
+						did = append(did, "directory for file "+d)
+					}
+				}
+				paths := changedFiles(before, workingFiles(t, dir))
+				tree, err := r.SaveIteration(ctx, 1, step, Changes{Known: true, Paths: paths, Since: prev})
+				if err != nil {
+					t.Fatalf("step %d (%v): %v", step, did, err)
+				}
+				calls := gitCalls(t, log)
+				if !slices.ContainsFunc(calls, readsTree) {
+					built++
+				} else {
+					t.Logf("step %d (%v, paths %v) read the whole tree", step, did, paths)
+				}
+				if want := referenceTree(t, dir); tree != want {
+					t.Fatalf("step %d (%v, paths %v): tree %s, git gives %s\nbuilt: %v\ngit:   %v", step, did, paths, tree, want, treeFiles(t, dir, tree), treeFiles(t, dir, want))
+				}
+				gitCalls(t, log)
+				prev = tree
+			}
+			t.Logf("%d of 25 iterations built from their paths", built)
+			if built != 25 {
+				t.Errorf("%d of 25 iterations built from their paths, want all", built)
+			}
+		})
+	}
+}
