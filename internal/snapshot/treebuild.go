@@ -343,6 +343,12 @@ func parseTree(b []byte) (map[string]treeEntry, error) {
 			return nil, errors.New("malformed tree")
 		}
 		mode, name := string(b[:sp]), string(b[sp+1:nul])
+		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("malformed tree: entry %q", name)
+		}
+		if _, dup := entries[name]; dup {
+			return nil, fmt.Errorf("malformed tree: %q twice", name)
+		}
 		switch mode {
 		case "100644", "100755", "120000", "160000", "40000":
 		default:

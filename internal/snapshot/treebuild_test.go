@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -199,4 +200,33 @@ func TestBuildTreeMatchesWriteTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseTree feeds parseTree arbitrary tree content: it never panics,
+// what it accepts has names a tree may hold and ids, and writing it again
+// gives a tree id.
+func FuzzParseTree(f *testing.F) {
+	id := strings.Repeat("\x01", 20)
+	f.Add([]byte("100644 a.txt\x00" + id + "40000 d\x00" + id))
+	f.Add([]byte("120000 link\x00" + id + "160000 sub\x00" + id))
+	f.Add([]byte("100644 x\x00short"))
+	f.Add([]byte("100664 odd\x00" + id))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, err := parseTree(b)
+		if err != nil {
+			return
+		}
+		n := &dirNode{entries: entries, owned: true}
+		var batch bytes.Buffer
+		var ids []string
+		id, empty := n.write(treeCache{}, &batch, &ids)
+		if empty != (len(entries) == 0) || (!empty && len(id) != 40) {
+			t.Fatalf("write of %d entries: %q empty %v", len(entries), id, empty)
+		}
+		for name, e := range entries {
+			if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || len(e.id) != 40 {
+				t.Fatalf("entry %q %+v", name, e)
+			}
+		}
+	})
 }
