@@ -133,7 +133,9 @@ func (r *Repo) readChanges(paths []string) ([]change, error) {
 			continue
 		}
 		seen[p] = true
-		if !fs.ValidPath(p) || p == "." || strings.ContainsAny(p, "\n\x00") || gitLike(p) {
+		// hash-object and cat-file read a path a line (a carriage
+		// return at its end dropped, a leading quote unquoted).
+		if !fs.ValidPath(p) || p == "." || strings.ContainsAny(p, "\n\r\x00") || strings.HasPrefix(p, `"`) || gitLike(p) {
 			return nil, fmt.Errorf("%w: path %q", errNotBuilt, p)
 		}
 		if d := r.nestedRepo(p); d != "" {

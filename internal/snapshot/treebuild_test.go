@@ -230,3 +230,33 @@ func FuzzParseTree(f *testing.F) {
 		}
 	})
 }
+
+// Names that git's line-reading commands would misread (a leading quote,
+// a carriage return), and other odd ones, are recorded as git records
+// them.
+func TestBuildTreeOddNames(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	// What a misread name would read instead.
+	write(t, dir, "q", "decoy\n")
+	write(t, dir, "cr", "decoy\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	t.Cleanup(func() { _ = r.FlushIterations() })
+	prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{`"q"`, "cr\r", `"quoted".txt`, "sp ace/t\tab", "ü/é.txt", "-dash", `back\slash`} {
+		write(t, dir, name, fmt.Sprintf("%d\n", i))
+		tree, err := r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{name}, Since: prev})
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		if want := referenceTree(t, dir); tree != want {
+			t.Errorf("after %q: tree %s, git gives %s: %q", name, tree, want, treeFiles(t, dir, tree))
+		}
+		prev = tree
+	}
+}
