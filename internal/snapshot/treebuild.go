@@ -26,8 +26,9 @@ import (
 // tree through the private index instead.
 var errNotBuilt = errors.New("not built from the changed paths")
 
-// maxCachedTrees bounds treeCache; past it the cache starts again empty.
-const maxCachedTrees = 4096
+// maxCachedEntries bounds treeCache: past it the cache starts again
+// empty.
+const maxCachedEntries = 200_000
 
 // treeEntry is one entry of a git tree.
 type treeEntry struct {
@@ -40,7 +41,10 @@ func (e treeEntry) isTree() bool { return e.mode == "40000" }
 // treeCache holds the trees buildTree read or wrote, by id, so that the
 // directories an agent keeps writing in are read from git once. Trees are
 // immutable; so are the maps it holds.
-type treeCache map[string]map[string]treeEntry
+type treeCache struct {
+	trees   map[string]map[string]treeEntry
+	entries int // in all trees held
+}
 
 // dirNode is a directory of the tree being built: its entries as the
 // base had them, with the changes applied, and the subdirectories that
@@ -91,21 +95,29 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 		}
 	}
 	var batch bytes.Buffer
-	var want []string
-	tree, empty := root.write(r.trees, &batch, &want)
+	var written []writtenTree
+	tree, empty := root.write(&batch, &written)
 	if empty {
 		return emptyTree, nil
 	}
-	if len(want) == 0 {
+	if len(written) == 0 {
 		return tree, nil
 	}
 	out, err := r.git(ctx, batch.Bytes(), nil, "mktree", "-z", "--batch")
 	if err != nil {
 		return "", err
 	}
-	if got := strings.Fields(string(out)); !slices.Equal(got, want) {
-		r.trees.reset()
-		return "", fmt.Errorf("git mktree wrote %v, computed %v", got, want)
+	got := strings.Fields(string(out))
+	if len(got) != len(written) {
+		return "", fmt.Errorf("git mktree wrote %d trees of %d", len(got), len(written))
+	}
+	for i, w := range written {
+		if got[i] != w.id {
+			return "", fmt.Errorf("git mktree wrote %s, computed %s", got[i], w.id)
+		}
+	}
+	for _, w := range written {
+		r.trees.put(w.id, w.entries)
 	}
 	return tree, nil
 }
@@ -230,9 +242,6 @@ func (r *Repo) hashBlobs(ctx context.Context, ch []change) error {
 // does not hold as a directory), from treeCache where it can and from one
 // cat-file of the rest.
 func (r *Repo) loadDirs(ctx context.Context, base string, ch []change) (map[string]map[string]treeEntry, error) {
-	if r.trees == nil {
-		r.trees = treeCache{}
-	}
 	var want []string
 	wanted := map[string]bool{"": true}
 	for _, c := range ch {
@@ -270,7 +279,7 @@ func (r *Repo) loadDirs(ctx context.Context, base string, ch []change) (map[stri
 			}
 			id = e.id
 		}
-		if entries, ok := r.trees[id]; ok {
+		if entries, ok := r.trees.trees[id]; ok {
 			dirs[d] = entries
 		} else {
 			fetching[d] = true
@@ -362,17 +371,15 @@ func parseTree(b []byte) (map[string]treeEntry, error) {
 	return entries, nil
 }
 
-func (c treeCache) put(id string, entries map[string]treeEntry) {
-	if len(c) >= maxCachedTrees {
-		c.reset()
+func (c *treeCache) put(id string, entries map[string]treeEntry) {
+	if _, ok := c.trees[id]; ok {
+		return
 	}
-	c[id] = entries
-}
-
-func (c treeCache) reset() {
-	for k := range c {
-		delete(c, k)
+	if c.trees == nil || c.entries+len(entries) > maxCachedEntries {
+		c.trees, c.entries = map[string]map[string]treeEntry{}, 0
 	}
+	c.trees[id] = entries
+	c.entries += len(entries)
 }
 
 // apply makes the change c, whose path is rel below n (dir, the
@@ -452,16 +459,22 @@ func (n *dirNode) remove(name string) {
 	delete(n.entries, name)
 }
 
+// writtenTree is a tree buildTree computed, for mktree to write.
+type writtenTree struct {
+	id      string
+	entries map[string]treeEntry
+}
+
 // write computes the ids of n's changed subdirectories and of n, bottom
 // up, appending each changed tree to batch (mktree -z --batch input) and
-// its id to ids; empty is set when n holds nothing (git writes no empty
+// to written; empty is set when n holds nothing (git writes no empty
 // directory).
-func (n *dirNode) write(cache treeCache, batch *bytes.Buffer, ids *[]string) (id string, empty bool) {
+func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string, empty bool) {
 	for name, sub := range n.subs {
 		if e, still := n.entries[name]; !still || !e.isTree() {
 			continue
 		}
-		sid, sempty := sub.write(cache, batch, ids)
+		sid, sempty := sub.write(batch, written)
 		switch {
 		case sempty:
 			n.remove(name)
@@ -507,8 +520,7 @@ func (n *dirNode) write(cache treeCache, batch *bytes.Buffer, ids *[]string) (id
 	fmt.Fprintf(h, "tree %d\x00", body.Len())
 	h.Write(body.Bytes())
 	id = hex.EncodeToString(h.Sum(nil))
-	*ids = append(*ids, id)
-	cache.put(id, n.entries)
+	*written = append(*written, writtenTree{id: id, entries: n.entries})
 	return id, false
 }
 

@@ -218,8 +218,8 @@ func FuzzParseTree(f *testing.F) {
 		}
 		n := &dirNode{entries: entries, owned: true}
 		var batch bytes.Buffer
-		var ids []string
-		id, empty := n.write(treeCache{}, &batch, &ids)
+		var written []writtenTree
+		id, empty := n.write(&batch, &written)
 		if empty != (len(entries) == 0) || (!empty && len(id) != 40) {
 			t.Fatalf("write of %d entries: %q empty %v", len(entries), id, empty)
 		}
@@ -257,6 +257,39 @@ func TestBuildTreeOddNames(t *testing.T) {
 		if want := referenceTree(t, dir); tree != want {
 			t.Errorf("after %q: tree %s, git gives %s: %q", name, tree, want, treeFiles(t, dir, tree))
 		}
+		prev = tree
+	}
+}
+
+// The trees on a changed path are read from git once: the next change in
+// the same directory costs a hash-object and a mktree, nothing more.
+func TestBuildTreeReadsTreesOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "src/pkg/a.go", "a\n")
+	write(t, dir, "src/b.go", "b\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	t.Cleanup(func() { _ = r.FlushIterations() })
+	prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := testutil.LogGit(t)
+	for i, want := range []string{"config hash-object cat-file mktree", "hash-object mktree", "hash-object mktree"} {
+		write(t, dir, "src/pkg/a.go", fmt.Sprintf("a %d\n", i))
+		tree, err := r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{"src/pkg/a.go"}, Since: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(gitCalls(t, log), " "); got != want {
+			t.Errorf("change %d ran %q, want %q", i+1, got, want)
+		}
+		if ref := referenceTree(t, dir); tree != ref {
+			t.Errorf("change %d: tree %s, git gives %s", i+1, tree, ref)
+		}
+		gitCalls(t, log)
 		prev = tree
 	}
 }
