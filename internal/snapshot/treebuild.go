@@ -60,7 +60,8 @@ type dirNode struct {
 // to the working tree's root) brought to their state in the working tree:
 // written, removed when gone, as `git update-index --add --remove
 // --replace` stages them on an index of base, followed by `git
-// write-tree`. It reads no index: git hashes the changed files
+// write-tree` (a path below a directory that became a symbolic link is
+// gone, as git add -A has it, where update-index refuses it). It reads no index: git hashes the changed files
 // (hash-object, which converts content as git add does), the trees on the
 // changed paths are read once (cat-file, then treeCache), and only those
 // trees are written again (mktree, whose ids must equal the ones computed
@@ -202,36 +203,62 @@ func (r *Repo) beyondSymlink(p string) bool {
 
 // hashBlobs writes the changed files' and links' content as blobs and
 // sets their ids: files through one hash-object, which converts content
-// by the attributes and configuration as git add does, links' targets
-// as they are.
+// by the attributes and configuration as git add does; links' targets,
+// as they are, through another, from files holding them.
 func (r *Repo) hashBlobs(ctx context.Context, ch []change) error {
-	var files []int
-	var in strings.Builder
+	var files, links []int
 	for i := range ch {
-		switch {
-		case ch[i].mode == "120000":
-			out, err := r.git(ctx, []byte(ch[i].link), nil, "hash-object", "-w", "--no-filters", "--stdin")
-			if err != nil {
-				return err
-			}
-			ch[i].id = strings.TrimSpace(string(out))
-		case ch[i].mode != "":
+		switch ch[i].mode {
+		case "":
+		case "120000":
+			links = append(links, i)
+		default:
 			files = append(files, i)
-			in.WriteString(ch[i].path + "\n")
 		}
 	}
-	if len(files) == 0 {
-		return nil
+	if len(links) > 0 {
+		tmp, err := os.MkdirTemp("", "ralph-links-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if strings.ContainsAny(tmp, "\n\r") {
+			return fmt.Errorf("%w: temporary directory %q", errNotBuilt, tmp)
+		}
+		names := make([]string, len(links))
+		for k, i := range links {
+			names[k] = filepath.Join(tmp, strconv.Itoa(k))
+			if err := os.WriteFile(names[k], []byte(ch[i].link), 0o600); err != nil {
+				return err
+			}
+		}
+		if err := r.hashObjects(ctx, ch, links, names, "--no-filters"); err != nil {
+			return err
+		}
 	}
-	out, err := r.git(ctx, []byte(in.String()), nil, "hash-object", "-w", "--stdin-paths")
+	if len(files) > 0 {
+		names := make([]string, len(files))
+		for k, i := range files {
+			names[k] = ch[i].path
+		}
+		return r.hashObjects(ctx, ch, files, names)
+	}
+	return nil
+}
+
+// hashObjects writes the files called names (a line each: none holds a
+// newline or starts with a quote) as blobs, the ids going to ch[which[k]].
+func (r *Repo) hashObjects(ctx context.Context, ch []change, which []int, names []string, flags ...string) error {
+	args := append([]string{"hash-object", "-w"}, flags...)
+	out, err := r.git(ctx, []byte(strings.Join(names, "\n")+"\n"), nil, append(args, "--stdin-paths")...)
 	if err != nil {
 		return err
 	}
 	ids := strings.Fields(string(out))
-	if len(ids) != len(files) {
-		return fmt.Errorf("git hash-object: %d ids for %d files", len(ids), len(files))
+	if len(ids) != len(which) {
+		return fmt.Errorf("git hash-object: %d ids for %d files", len(ids), len(which))
 	}
-	for k, i := range files {
+	for k, i := range which {
 		ch[i].id = ids[k]
 	}
 	return nil
