@@ -43,8 +43,8 @@ type Changes struct {
 	// Since, when set, is the tree Paths count from: one this Repo
 	// returned (SaveIteration, SaveChanged, DiffChanged, or a Snapshot's
 	// Tree) while the watcher watched. It counts only while it is the
-	// last tree this Repo wrote its private index as; after anything else
-	// staged, the whole tree is read.
+	// last tree this Repo returned as the working tree's; after anything
+	// else staged, the whole tree is read.
 	Since string
 }
 
@@ -61,8 +61,9 @@ type iterationState struct {
 // SaveIteration records the working tree as it is after iteration n of
 // task (ralph's private files left out, as in every snapshot) and returns
 // its tree id. ch says what changed since the previous call: an unchanged
-// tree costs no git at all, known changes cost an update-index and a
-// write-tree, unknown ones a git status more. The chain's commit is
+// tree costs no git at all, known changes the trees on their paths
+// (buildTree: a hash-object and a mktree, whatever the size of the
+// tree), unknown ones a git status of the private index and a write-tree. The chain's commit is
 // written in the background, in order (FlushIterations waits for it),
 // except iteration 0's, the task's start, written before SaveIteration
 // returns.
@@ -97,26 +98,39 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (stri
 }
 
 // treeWith returns the working tree's tree as it is now: base with
-// ch.Paths staged when ch is known from base (reused: base itself, no git
-// at all, when nothing changed), the whole tree read otherwise. A base
-// named by ch.Since counts only while the private index was last written
-// as it.
+// ch.Paths brought up to date when ch is known from base (reused: base
+// itself, no git at all, when nothing changed), the whole tree read
+// otherwise. A base named by ch.Since counts only while it is the last
+// tree this Repo returned as the working tree's.
 func (r *Repo) treeWith(ctx context.Context, ch Changes, base string) (tree string, reused bool, err error) {
 	switch {
-	case !ch.Known || r.iter.stale || base == "" || (ch.Since != "" && ch.Since != r.indexTree):
+	case !ch.Known || r.iter.stale || base == "" || (ch.Since != "" && ch.Since != r.lastTree):
 		tree, err = r.currentTree(ctx)
 	case len(ch.Paths) == 0:
 		tree, reused = base, true
 	default:
-		tree, err = r.pathsTree(ctx, ch.Paths)
+		tree, err = r.pathsTree(ctx, base, ch.Paths)
 	}
 	return tree, reused, err
 }
 
-// pathsTree stages exactly paths (rehashed, added, or removed when gone)
-// and writes the tree. Should git refuse one of them (a directory after
-// all, a path inside a nested repository), the whole tree is staged.
-func (r *Repo) pathsTree(ctx context.Context, paths []string) (string, error) {
+// pathsTree returns base with exactly paths brought up to date
+// (rehashed, added, or removed when gone): built from the trees on their
+// paths (buildTree), leaving the private index as it was; where that
+// cannot be done exactly, staged onto the private index when that is
+// base, else the whole tree read. Should git refuse one of the paths (a
+// directory after all, a path inside a nested repository), the whole
+// tree is read too.
+func (r *Repo) pathsTree(ctx context.Context, base string, paths []string) (string, error) {
+	tree, err := r.buildTree(ctx, base, paths)
+	if err == nil {
+		r.lastTree = tree
+		return tree, nil
+	}
+	r.logger.Debug("building the tree from the changed paths failed; staging them", "err", err)
+	if base != r.indexTree {
+		return r.currentTree(ctx)
+	}
 	if err := r.stagePaths(ctx, paths); err != nil {
 		r.logger.Debug("staging the changed paths failed; staging the whole tree", "err", err)
 		return r.currentTree(ctx)
@@ -126,7 +140,7 @@ func (r *Repo) pathsTree(ctx context.Context, paths []string) (string, error) {
 
 // stagePaths brings the private index up to date for paths only.
 func (r *Repo) stagePaths(ctx context.Context, paths []string) error {
-	r.indexTree = ""
+	r.indexTree, r.lastTree = "", ""
 	if !r.indexExists() {
 		return r.stage(ctx)
 	}

@@ -57,6 +57,14 @@ type Repo struct {
 	// "" once anything staged since (guarded by mu): Changes counted
 	// from it (Changes.Since) need only their own paths staged.
 	indexTree string
+	// lastTree is the tree this Repo last returned as the working
+	// tree's, written from the private index (indexTree) or built from
+	// the changed paths on the one before (buildTree); "" once anything
+	// staged since (guarded by mu). Changes.Since must be it.
+	lastTree string
+	// trees and config are what buildTree keeps (guarded by mu).
+	trees  treeCache
+	config struct{ read, plain bool }
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
 }
@@ -331,7 +339,7 @@ func (r *Repo) commitTree(ctx context.Context, tree, parent, name, msg string, n
 // user's (or HEAD: seed) so that tracked files a .gitignore pattern
 // matches are kept, as git keeps them.
 func (r *Repo) stage(ctx context.Context) error {
-	r.indexTree = ""
+	r.indexTree, r.lastTree = "", ""
 	if _, err := os.Stat(r.index); errors.Is(err, fs.ErrNotExist) {
 		if err := r.seed(ctx); err != nil {
 			return fmt.Errorf("seed private index: %w", err)
@@ -544,6 +552,7 @@ func (r *Repo) writeTree(ctx context.Context) (string, error) {
 		return "", err
 	}
 	r.indexTree = strings.TrimSpace(string(out))
+	r.lastTree = r.indexTree
 	return r.indexTree, nil
 }
 
@@ -679,7 +688,7 @@ func (r *Repo) Rollback(ctx context.Context, name string) (undo Snapshot, err er
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// The index ends as the target's tree, or wherever a failure left it.
-	defer func() { r.indexTree = "" }()
+	defer func() { r.indexTree, r.lastTree = "", "" }()
 	tree, stageErr := r.currentTree(ctx)
 	f := <-lookup
 	if f.err != nil {
