@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -84,8 +83,10 @@ func TestIterationTreesFromTheTracker(t *testing.T) {
 		}
 	}
 	for _, i := range []int{3, 5} {
-		if got := recording(i); !slices.Equal(got, []string{"mktree"}) {
-			t.Errorf("iteration %d changed a file, and its gap ran git %v, want mktree alone (no status, update-index or write-tree)", i, got)
+		// The first change (iteration 1) started hash-object and mktree;
+		// they answer every later one.
+		if got := recording(i); len(got) != 0 {
+			t.Errorf("iteration %d changed a file, and its gap started git %v, want none (no status, update-index or write-tree; the running mktree)", i, got)
 		}
 	}
 

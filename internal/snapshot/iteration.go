@@ -197,6 +197,9 @@ func inGitDir(p string) bool {
 // so far, and returns the first error writing it met since the last
 // flush. The task's loop calls it as the task ends.
 func (r *Repo) FlushIterations() error {
+	r.mu.Lock()
+	r.closeBatches()
+	r.mu.Unlock()
 	return r.commits.flush()
 }
 

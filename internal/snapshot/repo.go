@@ -65,6 +65,10 @@ type Repo struct {
 	// trees and config are what buildTree keeps (guarded by mu).
 	trees  treeCache
 	config struct{ read, plain bool }
+	// hasher and mktree are buildTree's long-running hash-object and
+	// mktree (guarded by mu; nil until the first use, and after an
+	// error or the task's end).
+	hasher, mktree *git.Batch
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
 }

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha1"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -104,13 +106,9 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 	if len(written) == 0 {
 		return tree, nil
 	}
-	out, err := r.git(ctx, batch.Bytes(), nil, "mktree", "-z", "--batch")
+	got, err := r.batchLines(ctx, &r.mktree, batch.Bytes(), len(written), "mktree", "-z", "--batch")
 	if err != nil {
 		return "", err
-	}
-	got := strings.Fields(string(out))
-	if len(got) != len(written) {
-		return "", fmt.Errorf("git mktree wrote %d trees of %d", len(got), len(written))
 	}
 	for i, w := range written {
 		if got[i] != w.id {
@@ -249,12 +247,21 @@ func (r *Repo) hashBlobs(ctx context.Context, ch []change) error {
 // hashObjects writes the files called names (a line each: none holds a
 // newline or starts with a quote) as blobs, the ids going to ch[which[k]].
 func (r *Repo) hashObjects(ctx context.Context, ch []change, which []int, names []string, flags ...string) error {
-	args := append([]string{"hash-object", "-w"}, flags...)
-	out, err := r.git(ctx, []byte(strings.Join(names, "\n")+"\n"), nil, append(args, "--stdin-paths")...)
-	if err != nil {
-		return err
+	in := []byte(strings.Join(names, "\n") + "\n")
+	var ids []string
+	if len(flags) == 0 {
+		var err error
+		if ids, err = r.batchLines(ctx, &r.hasher, in, len(names), "hash-object", "-w", "--stdin-paths"); err != nil {
+			return err
+		}
+	} else {
+		args := append([]string{"hash-object", "-w"}, flags...)
+		out, err := r.git(ctx, in, nil, append(args, "--stdin-paths")...)
+		if err != nil {
+			return err
+		}
+		ids = strings.Fields(string(out))
 	}
-	ids := strings.Fields(string(out))
 	if len(ids) != len(which) {
 		return fmt.Errorf("git hash-object: %d ids for %d files", len(ids), len(which))
 	}
@@ -549,6 +556,66 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 	id = hex.EncodeToString(h.Sum(nil))
 	*written = append(*written, writtenTree{id: id, entries: n.entries})
 	return id, false
+}
+
+// batchLines sends req to the long-running git *b (started with args,
+// under the Repo's environment, when there is none) and returns the n
+// object ids it answers, a line each. On any error *b is closed and nil:
+// the next call starts git again.
+func (r *Repo) batchLines(ctx context.Context, b **git.Batch, req []byte, n int, args ...string) ([]string, error) {
+	if *b == nil {
+		nb, err := git.StartBatch(r.top, git.Options{Env: r.env}, append(slices.Clip(gitConfig), args...)...)
+		if err != nil {
+			return nil, err
+		}
+		*b = nb
+	}
+	start := time.Now()
+	ids := make([]string, 0, n)
+	err := (*b).Do(ctx, req, func(out *bufio.Reader) error {
+		for range n {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			id := strings.TrimSuffix(line, "\n")
+			if !validID(id) {
+				return fmt.Errorf("answered %q, not an object id", id)
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	r.logger.Debug("git", "args", args, "batch", true, "elapsed", time.Since(start), "err", err)
+	if err != nil {
+		*b = nil
+		return nil, err
+	}
+	return ids, nil
+}
+
+// validID reports whether s is an object id as git prints one: 40 or 64
+// lower-case hex digits.
+func validID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// closeBatches ends buildTree's long-running gits (the caller holds mu).
+func (r *Repo) closeBatches() {
+	for _, b := range []**git.Batch{&r.hasher, &r.mktree} {
+		if *b != nil {
+			(*b).Close()
+			*b = nil
+		}
+	}
 }
 
 // plainConfig fails with errNotBuilt when the repository's configuration

@@ -261,8 +261,9 @@ func TestBuildTreeOddNames(t *testing.T) {
 	}
 }
 
-// The trees on a changed path are read from git once: the next change in
-// the same directory costs a hash-object and a mktree, nothing more.
+// The trees on a changed path are read from git once, and hash-object
+// and mktree keep running: the next change in the same directory starts
+// no git at all, until the task's end (FlushIterations) ends them.
 func TestBuildTreeReadsTreesOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
@@ -277,7 +278,13 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := testutil.LogGit(t)
-	for i, want := range []string{"config hash-object cat-file mktree", "hash-object mktree", "hash-object mktree"} {
+	for i, want := range []string{"config hash-object cat-file mktree", "", "", "hash-object mktree"} {
+		if i == 3 {
+			if err := r.FlushIterations(); err != nil {
+				t.Fatal(err)
+			}
+			gitCalls(t, log)
+		}
 		write(t, dir, "src/pkg/a.go", fmt.Sprintf("a %d\n", i))
 		tree, err := r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{"src/pkg/a.go"}, Since: prev})
 		if err != nil {
