@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,7 +243,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 	if err != nil {
 		return launched{}, false
 	}
-	msg, err := encodeProgram(program{Path: path, Dir: dir, Argv: s.Argv, Env: env, Ruleset: s.Ruleset != nil})
+	msg, err := encodeProgram(program{Path: path, Dir: dir, Argv: s.Argv, Env: dedupEnv(env), Ruleset: s.Ruleset != nil})
 	if err != nil {
 		return launched{}, false
 	}
@@ -438,4 +439,23 @@ func lookupEnv(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// dedupEnv returns env with one entry per variable, the last one given,
+// as os/exec passes an environment: the supervisor's ForkExec passes env
+// as it is, and a C program's getenv, Node's among them, takes the first
+// of two entries (ralph's own HOME, not the one the agent's Env sets).
+func dedupEnv(env []string) []string {
+	seen := make(map[string]bool, len(env))
+	out := make([]string, 0, len(env))
+	for i := len(env) - 1; i >= 0; i-- {
+		key, _, _ := strings.Cut(env[i], "=")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, env[i])
+	}
+	slices.Reverse(out)
+	return out
 }

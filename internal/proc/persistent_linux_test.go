@@ -380,3 +380,28 @@ func TestPersistentEnvironmentHoldsNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// A variable Spec.Env sets over ralph's own reaches the program once,
+// with Spec.Env's value: C programs (Node's CLIs among them) take the
+// first of two entries, which was ralph's own HOME.
+func TestPersistentProgramSeesItsEnvOnce(t *testing.T) {
+	t.Setenv("RALPH_TEST_DUP", "ralph's")
+	var lines []string
+	res, err := Run(context.Background(), Spec{
+		Argv:   []string{"env"},
+		Env:    []string{"RALPH_TEST_DUP=the program's"},
+		OnLine: func(l string) { lines = append(lines, l) },
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("env: %v, exit %d", err, res.ExitCode)
+	}
+	var got []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "RALPH_TEST_DUP=") {
+			got = append(got, l)
+		}
+	}
+	if len(got) != 1 || got[0] != "RALPH_TEST_DUP=the program's" {
+		t.Errorf("the program's environment holds %q, want the one entry Spec.Env set", got)
+	}
+}
