@@ -212,6 +212,9 @@ type run struct {
 	idle bool
 	// tree is what the loop's Tracker saw of the working tree.
 	tree treeWatch
+	// endRead is the protected-files check's whole read of the tree at
+	// the task's end, which task-N-post shares (complete.go).
+	endRead endRead
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the
