@@ -14,6 +14,7 @@ import (
 	"github.com/ralph-harness/ralph/internal/config"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
@@ -232,5 +233,72 @@ func TestPostReadsAgainAfterACommandGate(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("task-%d-post holds %s as %q (%v), want %q as the gate left it", out.Task, rel, got, err, want)
 		}
+	}
+}
+
+// A person asked about a protected change may change the tree while the
+// request waits: task-N-post then reads the whole tree again, and holds
+// a file the person changed meanwhile through a hard link, which no
+// directory watch of the tree reports.
+func TestPostReadsAgainAfterAPersonWasAsked(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	protected := filepath.Join(ws.Root, "src", "pkg0", "a_test.go")
+	if err := os.WriteFile(protected, []byte("package p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(filepath.Join(ws.Root, "src", "pkg3", "file3.go"), alias); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		return agent.Result{Final: "done"}, os.WriteFile(protected, []byte("package p\n\n// weakened\n"), 0o644)
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAsk, Timeout: time.Minute}}
+	type result struct {
+		out Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := New(ws, st, opt).Run(ctx, "weaken a test")
+		done <- result{out, err}
+	}()
+	var req store.HumanRequest
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		pending, err := st.PendingHumanRequests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pending) > 0 {
+			req = pending[0]
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended without asking: %+v %v", r.out, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request for the protected change")
+		}
+	}
+	if err := os.WriteFile(alias, []byte("package p\n\n// the person's edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ResolveHuman(ctx, req.ID, store.HumanApproved, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.out.Reason != Completed {
+		t.Fatalf("run = %+v %v", r.out, r.err)
+	}
+	got, err := snaps.ReadFile(ctx, snapshot.TaskPost(r.out.Task), "src/pkg3/file3.go")
+	if err != nil || !strings.Contains(string(got), "the person's edit") {
+		t.Errorf("task-%d-post holds src/pkg3/file3.go as %q (%v), want the person's edit made while the request waited", r.out.Task, got, err)
 	}
 }
