@@ -63,12 +63,15 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 		// (no tool call is the completion signal).
 		write("src/pkg0/a_test.go", "package p\n\n// weakened\n")
 		write("src/pkg1/new.go", "package p\n")
+		write(".ralph/summary.md", "changed a few files\n")
 		if err := os.WriteFile(alias, []byte("package p\n\n// through a link\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return agent.Result{Final: "done"}, os.Remove(filepath.Join(req.Dir, "src", "pkg1", "file1.go"))
 	})
-	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAllow}}
+	// A built-in gate runs in ralph's process: task-1-post still shares
+	// the protected-files check's read.
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAllow}, Gates: []gate.Gate{gate.HasSummary{}}}
 	out, err := New(ws, st, opt).Run(ctx, "change a few files")
 	if err != nil {
 		t.Fatal(err)

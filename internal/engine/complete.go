@@ -42,8 +42,8 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		}
 		return out, end, detail, nil
 	}
-	if slices.ContainsFunc(e.opt.Gates, func(g gate.Gate) bool { _, ok := g.(*gate.Command); return ok }) {
-		r.endRead.drop() // a command may write anywhere in the tree
+	if slices.ContainsFunc(e.opt.Gates, mayWriteTheTree) {
+		r.endRead.drop() // its process may write anywhere in the tree
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number, Iteration: r.iteration})
@@ -95,6 +95,19 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		return outGatesFail, GateFailures, fmt.Sprintf("the quality gates failed %d times in a row (last: %s)", r.gateFailures, strings.Join(names, ", ")), errs
 	}
 	return outGatesFail, "", "", errs
+}
+
+// mayWriteTheTree reports whether gate g may write files of the tree
+// that snapshots hold: every gate but the built-in ones, which run in
+// ralph's process and write only ralph's private files (the screenshots
+// under .ralph/preview). A command gate's process may write anywhere.
+func mayWriteTheTree(g gate.Gate) bool {
+	switch g.(type) {
+	case gate.HasSummary, *gate.HasSummary, *gate.PlanDiff, *gate.AppHasContent, *gate.BuildSucceeds,
+		*gate.CSSThemeComplete, *gate.UIRenders, *gate.Scope:
+		return false
+	}
+	return true
 }
 
 // snapshotPost saves task-N-post after the gates pass.
