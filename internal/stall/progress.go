@@ -557,7 +557,7 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 			}
 			return err
 		}
-		des, err := os.ReadDir(abs)
+		des, err := readDir(abs)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 				return nil
@@ -634,6 +634,17 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// readDir is os.ReadDir less the sorting, which the walk does not need:
+// at 100,000 files the sort was a quarter of reading the directories.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // entries describes the files at rels (entry), several at a time: at
