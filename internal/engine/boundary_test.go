@@ -12,14 +12,16 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/config"
+	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/snapshot"
+	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/testutil"
 )
 
 // A task's iterations learn what changed from its Tracker, but what a
 // rollback restores and what the guard judges come from whole reads of
-// the tree: the pre-task snapshot's git status, the protected-files
-// check's and the post-task snapshot's, and no other. Iteration 0 is the
+// the tree: the pre-task snapshot's git status and the protected-files
+// check's, which the post-task snapshot shares, and no other. Iteration 0 is the
 // pre-task tree with ralph's files brought up to date. A write the
 // Tracker cannot see (through a hard link from outside the tree) still
 // reaches task-N-post, the guard still sees a changed protected file, and
@@ -61,12 +63,15 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 		// (no tool call is the completion signal).
 		write("src/pkg0/a_test.go", "package p\n\n// weakened\n")
 		write("src/pkg1/new.go", "package p\n")
+		write(".ralph/summary.md", "changed a few files\n")
 		if err := os.WriteFile(alias, []byte("package p\n\n// through a link\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return agent.Result{Final: "done"}, os.Remove(filepath.Join(req.Dir, "src", "pkg1", "file1.go"))
 	})
-	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAllow}}
+	// A built-in gate runs in ralph's process: task-1-post still shares
+	// the protected-files check's read.
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAllow}, Gates: []gate.Gate{gate.HasSummary{}}}
 	out, err := New(ws, st, opt).Run(ctx, "change a few files")
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +95,8 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 	if n := strings.Count(pre, " status "); n != 1 {
 		t.Errorf("the pre-task snapshot ran git status %d times, want once", n)
 	}
-	if n := strings.Count(after, " status "); n != 2 {
-		t.Errorf("after the pre-task snapshot the task ran git status %d times, want 2 (the protected-files check and task-1-post):\n%s", n, after)
+	if n := strings.Count(after, " status "); n != 1 {
+		t.Errorf("after the pre-task snapshot the task ran git status %d times, want 1 (the protected-files check, which task-1-post shares):\n%s", n, after)
 	}
 
 	// Every tree as a full read has it, ralph's own files aside.
@@ -139,5 +144,164 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 	}
 	if got, want := differ(start.Tree, post.Tree), "M\tsrc/pkg0/a_test.go\nD\tsrc/pkg1/file1.go\nA\tsrc/pkg1/new.go\nM\tsrc/pkg2/file2.go"; got != want {
 		t.Errorf("the task's change from task-%d-pre to task-%d-post =\n%s\nwant\n%s", out.Task, out.Task, got, want)
+	}
+}
+
+// The protected-files check reads the whole tree: a protected file
+// changed only through a hard link from outside the tree, which no
+// directory watch of the tree reports, is seen and put back, and
+// task-N-post, which shares that read, holds it as put back: the tree
+// a full read gives.
+func TestGuardSeesAChangeThroughAHardLink(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	protected := filepath.Join(ws.Root, "src", "pkg0", "a_test.go")
+	if err := os.WriteFile(protected, []byte("package p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(protected, alias); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		return agent.Result{Final: "done"}, os.WriteFile(alias, []byte("package p\n\n// weakened\n"), 0o644)
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardRestore}}
+	out, err := New(ws, st, opt).Run(ctx, "weaken a test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	if out.Tampers != 1 {
+		t.Errorf("the guard recorded %d changes to protected files, want 1 (src/pkg0/a_test.go, written through a hard link)", out.Tampers)
+	}
+	if b, _ := os.ReadFile(protected); string(b) != "package p\n" {
+		t.Errorf("src/pkg0/a_test.go = %q, want it put back", b)
+	}
+	post, err := snaps.ReadFile(ctx, snapshot.TaskPost(out.Task), "src/pkg0/a_test.go")
+	if err != nil || string(post) != "package p\n" {
+		t.Errorf("task-%d-post holds src/pkg0/a_test.go as %q (%v), want it as put back", out.Task, post, err)
+	}
+	full, err := snaps.Save(ctx, snapshot.Manual(time.Now()), "a full read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := snaps.Resolve(ctx, snapshot.TaskPost(out.Task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tree != full.Tree {
+		d, _ := exec.Command("git", "-C", ws.Root, "diff-tree", "-r", "--name-status", p.Tree, full.Tree).Output()
+		t.Errorf("task-%d-post differs from a full read of the tree:\n%s", out.Task, d)
+	}
+}
+
+// A command gate's process may write anywhere in the tree: task-N-post
+// then reads the whole tree again rather than share the protected-files
+// check's read, and holds what the gate wrote.
+func TestPostReadsAgainAfterACommandGate(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written by a hard link's other name: no watch of the tree sees it.
+	target := filepath.Join(ws.Root, "src", "pkg3", "file3.go")
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(target, alias); err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		return agent.Result{Final: "done"}, os.WriteFile(filepath.Join(req.Dir, ".ralph", "summary.md"), []byte("done\n"), 0o644)
+	})
+	g := &gate.Command{GateName: "writes", Argv: []string{"sh", "-c", "echo built > gate-out.txt && echo '// the gate' >> " + alias}}
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Gates: []gate.Gate{g}}
+	out, err := New(ws, st, opt).Run(ctx, "build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	for _, rel := range []string{"gate-out.txt", "src/pkg3/file3.go"} {
+		want, _ := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
+		got, err := snaps.ReadFile(ctx, snapshot.TaskPost(out.Task), rel)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("task-%d-post holds %s as %q (%v), want %q as the gate left it", out.Task, rel, got, err, want)
+		}
+	}
+}
+
+// A person asked about a protected change may change the tree while the
+// request waits: task-N-post then reads the whole tree again, and holds
+// a file the person changed meanwhile through a hard link, which no
+// directory watch of the tree reports.
+func TestPostReadsAgainAfterAPersonWasAsked(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	protected := filepath.Join(ws.Root, "src", "pkg0", "a_test.go")
+	if err := os.WriteFile(protected, []byte("package p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(filepath.Join(ws.Root, "src", "pkg3", "file3.go"), alias); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		return agent.Result{Final: "done"}, os.WriteFile(protected, []byte("package p\n\n// weakened\n"), 0o644)
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Guard: Guard{OnChange: config.GuardAsk, Timeout: time.Minute}}
+	type result struct {
+		out Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := New(ws, st, opt).Run(ctx, "weaken a test")
+		done <- result{out, err}
+	}()
+	var req store.HumanRequest
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		pending, err := st.PendingHumanRequests(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pending) > 0 {
+			req = pending[0]
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended without asking: %+v %v", r.out, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no request for the protected change")
+		}
+	}
+	if err := os.WriteFile(alias, []byte("package p\n\n// the person's edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ResolveHuman(ctx, req.ID, store.HumanApproved, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.out.Reason != Completed {
+		t.Fatalf("run = %+v %v", r.out, r.err)
+	}
+	got, err := snaps.ReadFile(ctx, snapshot.TaskPost(r.out.Task), "src/pkg3/file3.go")
+	if err != nil || !strings.Contains(string(got), "the person's edit") {
+		t.Errorf("task-%d-post holds src/pkg3/file3.go as %q (%v), want the person's edit made while the request waited", r.out.Task, got, err)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,9 @@ import (
 // phase with a plan written the signal is deferred: the plan is validated
 // at the top of the next iteration. Otherwise the gates decide.
 func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome string, end Reason, detail string, errs []string) {
+	// The protected-files check's read serves this completion's
+	// task-N-post only.
+	defer r.endRead.drop()
 	if content := e.ws.PlanContent(); e.ws.Phase() == workspace.PhasePlan && content != "" && e.planUnchanged(ctx, r, content) {
 		// The previous task's plan, untouched: no iteration validates it,
 		// so asking to finish is no progress until the plan changes.
@@ -37,6 +41,9 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 			out = outInterrupt
 		}
 		return out, end, detail, nil
+	}
+	if slices.ContainsFunc(e.opt.Gates, mayWriteTheTree) {
+		r.endRead.drop() // its process may write anywhere in the tree
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
 	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number, Iteration: r.iteration})
@@ -90,6 +97,19 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 	return outGatesFail, "", "", errs
 }
 
+// mayWriteTheTree reports whether gate g may write files of the tree
+// that snapshots hold: every gate but the built-in ones, which run in
+// ralph's process and write only ralph's private files (the screenshots
+// under .ralph/preview). A command gate's process may write anywhere.
+func mayWriteTheTree(g gate.Gate) bool {
+	switch g.(type) {
+	case gate.HasSummary, *gate.HasSummary, *gate.PlanDiff, *gate.AppHasContent, *gate.BuildSucceeds,
+		*gate.CSSThemeComplete, *gate.UIRenders, *gate.Scope:
+		return false
+	}
+	return true
+}
+
 // snapshotPost saves task-N-post after the gates pass.
 func (e *Engine) snapshotPost(ctx context.Context, r *run) {
 	if e.opt.Snapshots == nil {
@@ -103,11 +123,13 @@ func (e *Engine) snapshotPost(ctx context.Context, r *run) {
 		}
 		return
 	}
-	// A whole read of the tree, not the Tracker's paths: task-N-post is
-	// what a rollback restores, and a change the directory watches never
-	// see (a write through a hard link from outside the tree, a network
-	// file system, an exclude rule changed in .git) must still be in it.
-	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("after task %d", r.number), snapshot.Changes{})
+	// The protected-files check's whole read, with what the harness wrote
+	// since, or a whole read: not the Tracker's paths alone. task-N-post
+	// is what a rollback restores, and a change the directory watches
+	// never see (a write through a hard link from outside the tree, a
+	// network file system, an exclude rule changed in .git) must still be
+	// in it.
+	snap, err := e.opt.Snapshots.SaveChanged(ctx, name, fmt.Sprintf("after task %d", r.number), e.postChanges(ctx, r))
 	r.tree.recorded(snap.Tree)
 	if err != nil {
 		e.harnessEvent(r, "snapshot-error", "could not save "+name+": "+err.Error(), "")

@@ -423,6 +423,8 @@ func (e *Engine) guardProtected(ctx context.Context, r *run) (Reason, string) {
 		return "", ""
 	}
 	e.tamper(r, "the agent changed files the gates depend on: "+list+"; a person decides", data)
+	// The person may change the tree while the request waits.
+	r.endRead.drop()
 	req, end, detail := e.askProtected(ctx, r, fp, guard.Request(changes, pre))
 	if end != "" {
 		return end, detail
@@ -452,11 +454,14 @@ type watchedDiff struct {
 // Diff lists the files that differ between the snapshot called name and
 // the working tree.
 func (s watchedDiff) Diff(ctx context.Context, name string) ([]snapshot.FileChange, error) {
-	// A whole read, as for task-N-post: an agent could otherwise change a
-	// protected file where the Tracker does not look (through a hard
-	// link from its temporary directory).
+	// A whole read: an agent could otherwise change a protected file
+	// where the Tracker does not look (through a hard link from its
+	// temporary directory). What the Tracker saw so far is in it, so its
+	// paths are taken first; task-N-post shares the read (endRead).
+	s.e.treeChanges(ctx, s.r, true)
 	fcs, tree, err := s.Repo.DiffChanged(ctx, name, snapshot.Changes{})
 	s.r.tree.recorded(tree)
+	s.r.endRead = endRead{shared: err == nil}
 	return fcs, err
 }
 
@@ -490,12 +495,13 @@ func (e *Engine) askProtected(ctx context.Context, r *run, fp, prompt string) (s
 // restoreProtected puts the changed protected files back and tells the
 // agent why.
 func (e *Engine) restoreProtected(ctx context.Context, r *run, pre string, changes []guard.Change, why string) {
-	if err := guard.Restore(ctx, e.opt.Snapshots, e.ws.Root, pre, changes); err != nil {
-		e.harnessEvent(r, "guard-error", "could not put back every protected file: "+err.Error(), "")
-	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
+	}
+	r.endRead.wrote(paths...)
+	if err := guard.Restore(ctx, e.opt.Snapshots, e.ws.Root, pre, changes); err != nil {
+		e.harnessEvent(r, "guard-error", "could not put back every protected file: "+err.Error(), "")
 	}
 	e.harnessEvent(r, "guard-restored", fmt.Sprintf("put back %s as %s has them (%s)", strings.Join(paths, ", "), pre, why), "")
 	r.guardNotes = append(r.guardNotes, fmt.Sprintf(

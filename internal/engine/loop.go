@@ -214,7 +214,7 @@ func (e *Engine) takeYield(ctx context.Context, r *run) (yieldRecord, bool) {
 // skipForTreeHash leaves out of the progress hash everything in .ralph/
 // the harness itself writes each iteration.
 func skipForTreeHash(rel string) bool {
-	for _, part := range strings.Split(rel, "/") {
+	for part := range strings.SplitSeq(rel, "/") {
 		if part == "node_modules" || part == ".cache" {
 			return true
 		}

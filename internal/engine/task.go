@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -212,6 +213,9 @@ type run struct {
 	idle bool
 	// tree is what the loop's Tracker saw of the working tree.
 	tree treeWatch
+	// endRead is the protected-files check's whole read of the tree at
+	// the task's end, which task-N-post shares (complete.go).
+	endRead endRead
 }
 
 // startKey holds a task's startRecord while its start is unfinished: the
@@ -335,6 +339,11 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	if err != nil {
 		return task.Task{}, err
 	}
+	defer func() {
+		if err != nil {
+			startNote() // its count of uncommitted changes ends with it
+		}
+	}()
 	if err := e.resetForTask(r.number, rec); err != nil {
 		return task.Task{}, err
 	}
@@ -368,8 +377,8 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	e.report(r, Progress{Stage: StageTask, Message: fmt.Sprintf("task %d (%s, task.md %s): %s", r.number, r.route, opt, firstLine(message))})
 	e.harnessEvent(r, "task", fmt.Sprintf("task %d started as %s; task.md %s", r.number, r.route, opt), "")
 	e.recordSandbox(r)
-	if startNote != "" {
-		e.harnessEvent(r, "snapshot", startNote, "")
+	if note := startNote(); note != "" {
+		e.harnessEvent(r, "snapshot", note, "")
 	}
 	if handed {
 		e.harnessEvent(r, "plan", "a plan was handed in (ralph run --plan): .ralph/plan.tsx is validated at the top of iteration 1", "")
@@ -382,25 +391,25 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 // returns the snapshot the task parser names as the previous task's state
 // ("none" without snapshots) and a note on what was saved, "" when
 // nothing was.
-func (e *Engine) snapshotBefore(ctx context.Context, r *run, prev int, message string) (previous, note string, err error) {
+func (e *Engine) snapshotBefore(ctx context.Context, r *run, prev int, message string) (previous string, note func() string, err error) {
 	n := r.number
-	previous = "none"
+	previous, note = "none", func() string { return "" }
 	if e.opt.Snapshots == nil {
-		return previous, "", nil
+		return previous, note, nil
 	}
 	name := snapshot.TaskPre(n)
 	saved, err := e.opt.Snapshots.Exists(ctx, name)
 	if err != nil {
-		return "", "", fmt.Errorf("snapshot before task %d: %w", n, err)
+		return "", nil, fmt.Errorf("snapshot before task %d: %w", n, err)
 	}
 	if saved {
 		// An earlier attempt at this start saved it (the number was
 		// free when the task was recorded); make sure it is on record.
 		if err := e.recordSnapshot(ctx, name, n); err != nil {
-			return "", "", err
+			return "", nil, err
 		}
 	} else if note, err = e.savePre(ctx, r, name, prev, message); err != nil {
-		return "", "", err
+		return "", nil, err
 	}
 	if prev > 0 {
 		previous = name
@@ -412,34 +421,44 @@ func (e *Engine) snapshotBefore(ctx context.Context, r *run, prev int, message s
 }
 
 // savePre saves the snapshot called name before r's task, except for the
-// first task of an empty tree, and returns a note on what it saved. Its
-// tree is what r's Tracker counts changes from.
-func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, message string) (string, error) {
+// first task of an empty tree, and returns a note on what it saved, which
+// counts the user's uncommitted changes meanwhile (a diff of two trees:
+// the note waits for it). Its tree is what r's Tracker counts changes
+// from.
+func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, message string) (func() string, error) {
 	n := r.number
+	none := func() string { return "" }
 	empty, err := treeIsEmpty(e.ws.Root)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if prev == 0 && empty {
-		return "", nil
+		return none, nil
 	}
 	// A whole read, while the Tracker's first walk reads the files: it
 	// watches every directory already, so what changes from here on it
 	// reports, counted from this snapshot's tree.
 	snap, err := e.opt.Snapshots.Save(ctx, name, fmt.Sprintf("before task %d: %s", n, firstLine(message)))
 	if err != nil {
-		return "", fmt.Errorf("snapshot before task %d: %w", n, err)
+		return nil, fmt.Errorf("snapshot before task %d: %w", n, err)
 	}
 	if e.opt.Snapshots.Root() == e.ws.Root {
 		r.tree.recorded(snap.Tree)
 	}
 	pausepoint.At(pausepoint.TaskPreSnapshot)
+	dirty := make(chan int, 1)
+	go func() {
+		d, _ := e.opt.Snapshots.Uncommitted(ctx, snap)
+		dirty <- d
+	}()
 	_ = e.st.AddSnapshot(ctx, store.Snapshot{Name: snap.Name, Commit: snap.Commit, Task: n, Kind: string(snap.Kind), Message: snap.Message})
-	note := fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
-	if dirty, _ := e.opt.Snapshots.Uncommitted(ctx, snap); dirty > 0 {
-		note += fmt.Sprintf(", including %d uncommitted changes of yours", dirty)
-	}
-	return note, nil
+	return sync.OnceValue(func() string {
+		note := fmt.Sprintf("saved %s (%s)", snap.Name, snap.ShortCommit())
+		if d := <-dirty; d > 0 {
+			note += fmt.Sprintf(", including %d uncommitted changes of yours", d)
+		}
+		return note
+	}), nil
 }
 
 // resetForTask cleans the previous task's state for task n. The previous

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
+	"github.com/ralph-harness/ralph/internal/workspace"
 )
 
 // treeWatch shares the task's Tracker between those that read the
@@ -146,4 +147,52 @@ func (w *treeWatch) recorded(tree string) {
 	if w.tracker != nil {
 		w.base = tree
 	}
+}
+
+// endRead is the whole read of the tree the protected-files check makes
+// when the agent asks to finish, shared with task-N-post: between the two
+// no agent process runs (its groups ended with its call), so the tree
+// changes only by the harness's own hand, which notes every path it
+// writes. The read is not shared (task-N-post reads the whole tree
+// again) when a gate ran that may write the tree (mayWriteTheTree: a
+// command gate, whose process may write anywhere), or a person was
+// asked, who may.
+type endRead struct {
+	shared bool
+	// paths are the files the harness wrote or removed since the read.
+	paths []string
+}
+
+// wrote notes files the harness wrote or removed since the read.
+func (x *endRead) wrote(paths ...string) {
+	if x.shared {
+		x.paths = append(x.paths, paths...)
+	}
+}
+
+// drop makes task-N-post read the whole tree.
+func (x *endRead) drop() { *x = endRead{} }
+
+// postChanges is what task-N-post is told changed since the
+// protected-files check read the tree: the harness's own writes since and
+// what the Tracker saw, counted from that read's tree; the whole tree
+// when the read is not shared or the Tracker cannot say.
+func (e *Engine) postChanges(ctx context.Context, r *run) snapshot.Changes {
+	x := r.endRead
+	r.endRead = endRead{}
+	if !x.shared {
+		return snapshot.Changes{}
+	}
+	ch := e.treeChanges(ctx, r, true)
+	if !ch.Known {
+		return snapshot.Changes{}
+	}
+	// The files the harness writes after the gates pass, beside those
+	// it put back.
+	for _, p := range append(x.paths, workspace.Dir+"/"+workspace.Status, workspace.Dir+"/"+workspace.Feedback) {
+		if !slices.Contains(ch.Paths, p) {
+			ch.Paths = append(ch.Paths, p)
+		}
+	}
+	return ch
 }

@@ -1058,3 +1058,53 @@ func TestManySnapshotsArePacked(t *testing.T) {
 		t.Errorf("app.txt after rollback = %q", b)
 	}
 }
+
+// The private index keeps git's untracked cache, which rereads only the
+// directories whose stat data changed and the exclude files whose content
+// did: a save right after another still sees a new untracked file in a
+// directory it had cached, a file a changed .gitignore no longer ignores,
+// and one a changed .git/info/exclude no longer ignores, each on its own.
+func TestSaveSeesPastTheUntrackedCache(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, ".gitignore", "*.log\n")
+	write(t, dir, ".git/info/exclude", "*.tmp\n")
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, "sub/b.txt", "b\n")
+	write(t, dir, "sub/keep.log", "a log\n")
+	write(t, dir, "sub/keep.tmp", "a temp file\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	for range 2 {
+		if _, err := r.Save(ctx, Manual(time.Now()), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, err := os.ReadFile(filepath.Join(dir, ".git", "ralph", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(ix, []byte("UNTR")) {
+		t.Fatal("the private index holds no untracked cache: this test tests nothing")
+	}
+	steps := []struct {
+		what string
+		do   func()
+		want string
+	}{
+		{"a new file in a cached directory", func() { write(t, dir, "sub/new.txt", "new\n") }, "sub/new.txt"},
+		{"a .gitignore that stopped ignoring a file", func() { write(t, dir, ".gitignore", "*.nothing\n") }, "sub/keep.log"},
+		{"an info/exclude that stopped ignoring a file", func() { write(t, dir, ".git/info/exclude", "*.nothing\n") }, "sub/keep.tmp"},
+	}
+	for _, st := range steps {
+		st.do()
+		s, err := r.Save(ctx, Manual(time.Now()), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files := snapshotFiles(t, dir, s); !slices.Contains(files, st.want) {
+			t.Errorf("after %s, the snapshot lacks %s: %v", st.what, st.want, files)
+		}
+	}
+}

@@ -256,7 +256,10 @@ func ignoredPaths(ctx context.Context, dir string, pathspecs ...string) (map[str
 	if len(dirs) == 0 {
 		return set, nil
 	}
-	matched, err := checkIgnored(ctx, dir, dirs)
+	// A directory git lists whole holds no tracked file (git would list
+	// its files one by one), so whether a pattern matches it needs no
+	// look at the index, which at 100,000 files is most of the check.
+	matched, err := checkIgnored(ctx, dir, dirs, "--no-index")
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +271,11 @@ func ignoredPaths(ctx context.Context, dir string, pathspecs ...string) (map[str
 	return set, nil
 }
 
-// checkIgnored returns which of paths (relative to dir) git ignores.
-func checkIgnored(ctx context.Context, dir string, paths []string) (map[string]bool, error) {
+// checkIgnored returns which of paths (relative to dir) git ignores;
+// flags go to git check-ignore.
+func checkIgnored(ctx context.Context, dir string, paths []string, flags ...string) (map[string]bool, error) {
 	in := []byte(strings.Join(paths, "\x00") + "\x00")
-	out, err := gitOutput(ctx, dir, in, "check-ignore", "-z", "--stdin")
+	out, err := gitOutput(ctx, dir, in, append([]string{"check-ignore", "-z", "--stdin"}, flags...)...)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 {
 		return nil, nil // none is ignored
@@ -557,7 +561,7 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 			}
 			return err
 		}
-		des, err := os.ReadDir(abs)
+		des, err := readDir(abs)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 				return nil
@@ -634,6 +638,17 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// readDir is os.ReadDir less the sorting, which the walk does not need:
+// at 100,000 files the sort was a quarter of reading the directories.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }
 
 // entries describes the files at rels (entry), several at a time: at

@@ -383,3 +383,31 @@ func trackerSeeds() int {
 	}
 	return 6
 }
+
+// The ignored paths the Tracker leaves unwatched: a directory a pattern
+// matches, and ignored files; not a directory listed only because every
+// file in it is ignored now (a file added later may not be), nor one a
+// pattern matches that holds a tracked file, whose files git lists one by
+// one.
+func TestIgnoredPaths(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q")
+	writeFile(t, dir, ".gitignore", "build/\nvendor/\n*.log\n")
+	writeFile(t, dir, "src/main.go", "package main\n")
+	writeFile(t, dir, "build/out.bin", "built")
+	writeFile(t, dir, "logs/a.log", "log")
+	writeFile(t, dir, "vendor/kept.go", "package vendor\n")
+	writeFile(t, dir, "vendor/extra.go", "package vendor\n")
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "add", "-f", "vendor/kept.go")
+	runGit(t, dir, "commit", "-q", "-m", "initial")
+	got, err := ignoredPaths(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]bool{"build": true, "logs/a.log": true, "vendor/extra.go": true, "logs": false, "vendor": false, "vendor/kept.go": false, "src": false} {
+		if got[p] != want {
+			t.Errorf("ignored[%q] = %v, want %v (all: %v)", p, got[p], want, got)
+		}
+	}
+}
