@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -253,5 +254,62 @@ func TestEventOnClosedStore(t *testing.T) {
 	s.QueueEvent(Event{TaskID: 1, Kind: "text"})
 	if err := s.FlushEvents(); err == nil {
 		t.Error("QueueEvent on a closed store reported nothing")
+	}
+}
+
+// BenchmarkEventBurst records an agent's session of 8 events as the
+// engine does (queued, then flushed at the run's end), against the same
+// events one transaction each (AddEvent), on a store that already holds
+// a run's worth of events; RALPH_BENCH_FTS recreates the search index
+// with other options first (e.g. "detail=column").
+func BenchmarkEventBurst(b *testing.B) {
+	for _, mode := range []string{"queued", "one-each"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := context.Background()
+			s, err := Open(ctx, filepath.Join(b.TempDir(), "ralph.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			task := seedEvents(b, s, 10_000)
+			if os.Getenv("RALPH_BENCH_FTS") == "off" {
+				for _, q := range []string{`DROP TRIGGER events_fts_insert`, `DROP TABLE events_fts`} {
+					if _, err := s.DB().ExecContext(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else if opts := os.Getenv("RALPH_BENCH_FTS"); opts != "" {
+				for _, q := range []string{
+					`DROP TABLE events_fts`,
+					`CREATE VIRTUAL TABLE events_fts USING fts5(text, tool, data, content = 'events', content_rowid = 'id', tokenize = 'trigram', ` + opts + `)`,
+					`INSERT INTO events_fts (events_fts) VALUES ('rebuild')`,
+				} {
+					if _, err := s.DB().ExecContext(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if kv := os.Getenv("RALPH_BENCH_FTS_CONFIG"); kv != "" {
+				k, v, _ := strings.Cut(kv, "=")
+				if _, err := s.DB().ExecContext(ctx, `INSERT INTO events_fts (events_fts, rank) VALUES (?, ?)`, k, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				for i := range 8 {
+					e := Event{TaskID: task, Iteration: 2, Kind: "tool_call", Tool: "Write", Text: fmt.Sprintf("write file %d of the change", i), Data: `{"path":"internal/pkg/a.go","content":"package pkg\n"}`}
+					if mode == "queued" {
+						s.QueueEvent(e)
+					} else if _, err := s.AddEvent(ctx, e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := s.FlushEvents(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st := s.EventStats()
+			b.ReportMetric(float64(st.Events)/float64(st.Commits), "events/commit")
+		})
 	}
 }
