@@ -7,6 +7,11 @@
 // process (ralph status, ralph log) never blocks the writer and a kill -9 at
 // any moment leaves a database that opens. Migrations are embedded .sql
 // files applied in order on open, tracked by PRAGMA user_version.
+//
+// The event stream is written by group commit (QueueEvent, AddEvent,
+// FlushEvents): a burst of an agent's events costs a transaction or two,
+// not one an event, and a kill -9 loses at most the events not yet
+// committed, never part of a batch.
 package store
 
 import (
