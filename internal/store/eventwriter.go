@@ -94,7 +94,8 @@ func (s *Store) QueueEvent(e Event) {
 // AddEvent appends an event to the stream, after every event queued
 // before it, with the secrets of this process's environment and the
 // well-known key shapes scrubbed from it. It returns once the event is
-// committed.
+// committed; ctx does not cut the wait short, since a queued event is
+// written whatever happens to its caller.
 func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
 	w := &s.events
 	res := &addResult{}
