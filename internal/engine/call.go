@@ -93,9 +93,11 @@ func (s *iterationSink) Event(ev agent.Event) {
 	s.e.agentEvent(s.r, ev, len(s.turn.calls))
 }
 
-// End undoes the agent's writes to the harness's files before anything
-// reads them again, and before the gates run.
+// End commits the run's events, then undoes the agent's writes to the
+// harness's files before anything reads them again, and before the gates
+// run.
 func (s *iterationSink) End(ctx context.Context, _ agentcall.Attempt, _ agent.Result, _ error) {
+	s.e.flushEvents()
 	s.e.afterAgent(ctx, s.r)
 	s.e.guardHistory(ctx, s.r)
 	s.e.reportEscapes(s.r)

@@ -395,12 +395,21 @@ func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 		// The harness saw the refusal in what a tool reported.
 		source = store.SourceHarness
 	}
-	if _, err := e.st.AddEvent(context.Background(), store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: source, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data}); err != nil {
-		e.log.Error("record event", "err", err)
-	}
+	// Queued: the store commits the events that arrive while it commits
+	// one in a single transaction (flushEvents).
+	e.st.QueueEvent(store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: source, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data})
 	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})
 	if ev.Kind == agent.KindToolCall {
 		pausepoint.At(pausepoint.AgentEvent)
+	}
+}
+
+// flushEvents waits until the agent's events queued so far are
+// committed, so that what reads the store next (the guard, the gates, the
+// iteration's end row, ralph log) sees all of them.
+func (e *Engine) flushEvents() {
+	if err := e.st.FlushEvents(); err != nil {
+		e.log.Error("record event", "err", err)
 	}
 }
 

@@ -41,25 +41,6 @@ const KindTamper = "tamper"
 // {"path": ...}.
 const KindSandbox = "sandbox"
 
-// AddEvent appends an event to the stream, with the secrets of this
-// process's environment and the well-known key shapes scrubbed from it.
-func (s *Store) AddEvent(ctx context.Context, e Event) (int64, error) {
-	if e.Source == "" {
-		e.Source = SourceAgent
-	}
-	e.Tool, e.Text, e.Data = s.scrub.String(e.Tool), s.scrub.String(e.Text), s.scrub.String(e.Data)
-	stmt, err := s.prepared(ctx, &s.addEvent,
-		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return 0, fmt.Errorf("add event: %w", err)
-	}
-	res, err := stmt.ExecContext(ctx, e.TaskID, e.Iteration, s.stamp(), e.Source, e.Kind, e.Tool, e.Text, e.Data)
-	if err != nil {
-		return 0, fmt.Errorf("add event: %w", err)
-	}
-	return res.LastInsertId()
-}
-
 // EventsAfter returns up to limit events with an id above after, oldest
 // first; taskID 0 means every task.
 func (s *Store) EventsAfter(ctx context.Context, taskID, after int64, limit int) ([]Event, error) {

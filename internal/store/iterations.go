@@ -42,8 +42,10 @@ func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, ph
 }
 
 // EndIteration records how an iteration ended and adds its usage to the
-// task's totals, in one transaction.
+// task's totals, in one transaction, once every event queued before it
+// is committed: a committed iteration's end never precedes its events.
 func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
+	s.waitEvents()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var prevCost float64
 		var prevIn, prevOut int64

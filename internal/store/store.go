@@ -7,6 +7,11 @@
 // process (ralph status, ralph log) never blocks the writer and a kill -9 at
 // any moment leaves a database that opens. Migrations are embedded .sql
 // files applied in order on open, tracked by PRAGMA user_version.
+//
+// The event stream is written by group commit (QueueEvent, AddEvent,
+// FlushEvents): a burst of an agent's events costs a transaction or two,
+// not one an event, and a kill -9 loses at most the events not yet
+// committed, never part of a batch.
 package store
 
 import (
@@ -49,6 +54,9 @@ type Store struct {
 	// every agent, and parsing its SQL each time cost more than running it.
 	stmtMu   sync.Mutex
 	addEvent *sql.Stmt
+
+	// events commits the event stream in batches (eventwriter.go).
+	events eventWriter
 }
 
 // prepared returns *slot, preparing query into it the first time.
@@ -81,6 +89,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	s := &Store{db: db, now: time.Now, path: path, scrub: secrets.ForProcess("")}
+	s.events.cond.L = &s.events.mu
 	// Switching a new database to WAL, or recovering a WAL another
 	// process left, can report SQLITE_BUSY without waiting on the busy
 	// handler; such a moment passes, so retry it for a while.
@@ -105,8 +114,9 @@ func isBusy(err error) bool {
 	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
-// Close closes the database.
+// Close commits the events still queued and closes the database.
 func (s *Store) Close() error {
+	s.closeEvents()
 	s.stmtMu.Lock()
 	if s.addEvent != nil {
 		s.addEvent.Close()
@@ -138,6 +148,7 @@ func (s *Store) WriteBack(ctx context.Context) error {
 	if !s.Lost() {
 		return nil
 	}
+	s.waitEvents()
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("write the store back: %w", err)
 	}
