@@ -12,6 +12,9 @@
 #     agent's own time, against `git add -A && git commit` of one changed
 #     file on the same tree (3 rounds).
 #
+# Add RALPH_GAP_VS=PATH to measure another ralph binary (another
+# commit's) in the same rounds, as bench/gap.sh does.
+#
 # The projects are made once with git fast-import and kept in the temp dir;
 # a 100,000-file one takes a few minutes to check out on a loaded machine.
 set -eu
@@ -22,7 +25,10 @@ go build -o "$work/ralph" ./cmd/ralph
 go build -o "$work/gap" ./bench/gap
 files=${1:-100000}
 small=${RALPH_BENCH_SMALL:-500}
-gap() { "$work/gap" -ralph "$work/ralph" -work "${TMPDIR:-/tmp}/ralph-bench-projects" "$@"; }
+vs=""
+[ -n "${RALPH_GAP_VS:-}" ] && vs="-vs $RALPH_GAP_VS"
+# shellcheck disable=SC2086 # vs is empty or two words
+gap() { "$work/gap" -ralph "$work/ralph" -work "${TMPDIR:-/tmp}/ralph-bench-projects" $vs "$@"; }
 gap -files "$small" -iterations 10 -rounds 2
 gap -files "$files" -iterations 10 -rounds 2
 gap -files "$files" -task -rounds 3
