@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The persistent supervisor: one supervisor (this binary re-executed, as
@@ -299,8 +301,10 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 	} else {
 		close(fed)
 	}
+	stop := watchEnd(sup, pid)
 	wait := func() int {
 		code, err := readEnd(conn)
+		stop()
 		syscall.Close(conn)
 		release(sup, err != nil)
 		// A process that left the group may hold standard input open
@@ -458,4 +462,56 @@ func dedupEnv(env []string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// statusGrace is how long after its program ended ralph waits for the
+// supervisor to report the end before it gives up on the supervisor.
+var statusGrace = 3 * time.Second
+
+// watchEnd watches the program pid that sup started, through a pidfd:
+// once the program has ended, sup must report its end within
+// statusGrace, or it is killed, so that the end is read as -1 (as when
+// a cold supervisor is killed with its program). The program is sup's
+// child and can stop it (kill -STOP $PPID): then no end would ever come,
+// and Run would wait for ever, through every timeout (they kill the
+// program's group, which sup is not in). stop ends the watch. Without
+// pidfds (Linux before 5.3) nothing is watched.
+func watchEnd(sup *supervisor, pid int) (stop func()) {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return func() {}
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(pidfd)
+		return func() {}
+	}
+	stopped := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(p[0]), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		if fds[0].Revents == 0 {
+			return // stopped before the program ended
+		}
+		select {
+		case <-stopped:
+		case <-time.After(statusGrace):
+			persistent.Lock()
+			retire(sup, true)
+			persistent.Unlock()
+		}
+	}()
+	return func() {
+		close(stopped)
+		unix.Close(p[1])
+		<-done
+		unix.Close(p[0])
+		unix.Close(pidfd)
+	}
 }

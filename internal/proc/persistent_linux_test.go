@@ -405,3 +405,63 @@ func TestPersistentProgramSeesItsEnvOnce(t *testing.T) {
 		t.Errorf("the program's environment holds %q, want the one entry Spec.Env set", got)
 	}
 }
+
+// A program can stop its supervisor (it is the program's parent) and
+// exit, or go on running: its end then never comes through the
+// supervisor. Run still returns, the program's end read as -1, once the
+// program has ended and the supervisor has not said so within
+// statusGrace; the supervisor is killed, and the next program gets a new
+// one.
+func TestPersistentStoppedByItsProgram(t *testing.T) {
+	saved := statusGrace
+	statusGrace = 200 * time.Millisecond
+	t.Cleanup(func() { statusGrace = saved })
+	for _, tc := range []struct {
+		name    string
+		script  string
+		timeout time.Duration // 0: none; the program exits by itself
+	}{
+		// Each waits for the supervisor's start reply to have gone out
+		// first: a supervisor stopped before it is the case
+		// TestPersistentStoppedFallsBack covers.
+		{"exits", "sleep 1; kill -STOP $PPID; exit 0", 0},
+		{"runs on until its timeout", "sleep 1; kill -STOP $PPID; sleep 30", 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			before := persistentStarts.Load()
+			done := make(chan Result, 1)
+			go func() {
+				res, _ := Run(ctx, Spec{Argv: []string{"sh", "-c", tc.script}, KillGrace: 100 * time.Millisecond})
+				done <- res
+			}()
+			var res Result
+			select {
+			case res = <-done:
+			case <-time.After(10 * time.Second):
+				persistent.Lock()
+				if sup := persistent.sup; sup != nil {
+					_ = sup.cmd.Process.Kill()
+				}
+				persistent.Unlock()
+				<-done
+				t.Fatal("Run was still waiting 10 s after a program stopped its supervisor")
+			}
+			if persistentStarts.Load() == before {
+				t.Fatal("the program did not run on the persistent supervisor")
+			}
+			if res.ExitCode != -1 {
+				t.Errorf("exit code %d, want -1 (the end was never reported)", res.ExitCode)
+			}
+			var out []string
+			if _, err := Run(context.Background(), Spec{Argv: []string{"echo", "next"}, OnLine: func(l string) { out = append(out, l) }}); err != nil || len(out) != 1 {
+				t.Errorf("the next program: %v, %q", err, out)
+			}
+		})
+	}
+}
