@@ -239,6 +239,107 @@ func TestPostReadsAgainAfterACommandGate(t *testing.T) {
 	}
 }
 
+// build-succeeds with use = "npm" runs `npm run build`, package.json's
+// script, which the agent may have written: task-N-post then reads the
+// whole tree again rather than share the protected-files check's read,
+// and holds what the script wrote through a hard link, which no watch of
+// the tree sees.
+func TestPostReadsAgainAfterAnNpmBuild(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("npm is not installed")
+		}
+		t.Skip("npm is not installed")
+	}
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 20)
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(ws.Root, "src", "pkg3", "file3.go")
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(target, alias); err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		script, _ := json.Marshal(map[string]map[string]string{"scripts": {"build": "echo built > dist.txt && echo '// the build' >> " + alias}})
+		if err := os.WriteFile(filepath.Join(req.Dir, "package.json"), script, 0o644); err != nil {
+			return agent.Result{}, err
+		}
+		if err := os.MkdirAll(filepath.Join(req.Dir, "node_modules"), 0o755); err != nil {
+			return agent.Result{}, err
+		}
+		return agent.Result{Final: "done"}, os.WriteFile(filepath.Join(req.Dir, ".ralph", "summary.md"), []byte("done\n"), 0o644)
+	})
+	build := &gate.BuildSucceeds{OptIn: true, Use: gate.BuildNpm}
+	opt := Options{Agent: a, Snapshots: snaps, Limits: Limits{MaxIterations: 3}, Gates: []gate.Gate{gate.HasSummary{}, build}}
+	out, err := New(ws, st, opt).Run(ctx, "build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	for _, rel := range []string{"dist.txt", "src/pkg3/file3.go"} {
+		want, _ := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
+		got, err := snaps.ReadFile(ctx, snapshot.TaskPost(out.Task), rel)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("task-%d-post holds %s as %q (%v), want %q as npm run build left it", out.Task, rel, got, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "the build") {
+		t.Fatalf("src/pkg3/file3.go = %q: npm run build did not run", b)
+	}
+}
+
+// A gate says whether it may write the tree (a process it starts that
+// the agent controls may); one that does not say may.
+func TestMayWriteTheTree(t *testing.T) {
+	withCheck := t.TempDir()
+	task := "# Task: signup\nType: mutation\n\n## Requirements\n\n- [FIX] the CTA links to /signup — check: [\"npm\", \"test\"]\n"
+	if err := os.MkdirAll(filepath.Join(withCheck, ".ralph"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withCheck, ".ralph", "task.md"), []byte(task), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	without := t.TempDir()
+	cases := []struct {
+		name string
+		g    gate.Gate
+		root string
+		want bool
+	}{
+		{"has-summary", gate.HasSummary{}, without, false},
+		{"plan-diff", &gate.PlanDiff{}, without, false},
+		{"app-has-content", &gate.AppHasContent{}, without, false},
+		{"css-theme-complete", &gate.CSSThemeComplete{}, without, false},
+		{"ui-renders", &gate.UIRenders{}, without, false},
+		{"build-succeeds with esbuild", &gate.BuildSucceeds{OptIn: true}, without, false},
+		{"build-succeeds off", &gate.BuildSucceeds{OptIn: true, Use: gate.BuildOff}, without, false},
+		{"build-succeeds with npm", &gate.BuildSucceeds{OptIn: true, Use: gate.BuildNpm}, without, true},
+		{"scope without requirement checks", &gate.Scope{}, without, false},
+		{"scope running a requirement's check", &gate.Scope{}, withCheck, true},
+		{"command", &gate.Command{GateName: "test", Argv: []string{"true"}}, without, true},
+		{"a gate that does not say", unknownGate{}, without, true},
+	}
+	for _, tc := range cases {
+		if got := mayWriteTheTree(tc.g, gate.Env{Root: tc.root, Task: 1}); got != tc.want {
+			t.Errorf("%s: mayWriteTheTree = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// unknownGate is a gate the engine knows nothing of.
+type unknownGate struct{}
+
+func (unknownGate) Name() string { return "unknown" }
+
+func (unknownGate) Check(context.Context, gate.Env) gate.Result {
+	return gate.Result{Status: gate.Pass}
+}
+
 // A person asked about a protected change may change the tree while the
 // request waits: task-N-post then reads the whole tree again, and holds
 // a file the person changed meanwhile through a hard link, which no

@@ -42,11 +42,12 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 		}
 		return out, end, detail, nil
 	}
-	if slices.ContainsFunc(e.opt.Gates, mayWriteTheTree) {
-		r.endRead.drop() // its process may write anywhere in the tree
+	env := gate.Env{Root: e.ws.Root, Task: r.number, Iteration: r.iteration}
+	if slices.ContainsFunc(e.opt.Gates, func(g gate.Gate) bool { return mayWriteTheTree(g, env) }) {
+		r.endRead.drop() // a process it starts may write anywhere in the tree
 	}
 	e.harnessEvent(r, "gates", fmt.Sprintf("%s: running %d quality gates", signal, len(e.opt.Gates)), "")
-	results := gate.RunAll(ctx, e.opt.Gates, gate.Env{Root: e.ws.Root, Task: r.number, Iteration: r.iteration})
+	results := gate.RunAll(ctx, e.opt.Gates, env)
 	e.reportEscapes(r)
 	pausepoint.At(pausepoint.Gates)
 	if ctx.Err() != nil {
@@ -97,15 +98,20 @@ func (e *Engine) complete(ctx context.Context, r *run, signal string) (outcome s
 	return outGatesFail, "", "", errs
 }
 
-// mayWriteTheTree reports whether gate g may write files of the tree
-// that snapshots hold: every gate but the built-in ones, which run in
-// ralph's process and write only ralph's private files (the screenshots
-// under .ralph/preview). A command gate's process may write anywhere.
-func mayWriteTheTree(g gate.Gate) bool {
-	switch g.(type) {
-	case gate.HasSummary, *gate.HasSummary, *gate.PlanDiff, *gate.AppHasContent, *gate.BuildSucceeds,
-		*gate.CSSThemeComplete, *gate.UIRenders, *gate.Scope:
-		return false
+// treeWriter is a gate that says whether its Check, run at env, may write
+// files of the tree that snapshots hold: a process it starts that the
+// agent controls (a command, package.json's build script, a test the
+// agent wrote) may write anywhere in it.
+type treeWriter interface {
+	MayWriteTree(env gate.Env) bool
+}
+
+// mayWriteTheTree reports whether gate g, run at env, may write files of
+// the tree that snapshots hold, as g says (treeWriter); a gate that does
+// not say may.
+func mayWriteTheTree(g gate.Gate, env gate.Env) bool {
+	if w, ok := g.(treeWriter); ok {
+		return w.MayWriteTree(env)
 	}
 	return true
 }

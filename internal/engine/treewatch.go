@@ -154,9 +154,9 @@ func (w *treeWatch) recorded(tree string) {
 // no agent process runs (its groups ended with its call), so the tree
 // changes only by the harness's own hand, which notes every path it
 // writes. The read is not shared (task-N-post reads the whole tree
-// again) when a gate ran that may write the tree (mayWriteTheTree: a
-// command gate, whose process may write anywhere), or a person was
-// asked, who may.
+// again) when a gate ran that may write the tree (mayWriteTheTree: one
+// that starts a process the agent controls, which may write anywhere),
+// or a person was asked, who may.
 type endRead struct {
 	shared bool
 	// paths are the files the harness wrote or removed since the read.

@@ -107,6 +107,12 @@ func (g *BuildSucceeds) lastBuild(root string) *builtApp {
 // Name returns "build-succeeds".
 func (*BuildSucceeds) Name() string { return "build-succeeds" }
 
+// MayWriteTree reports whether the gate may run `npm run build` (Use is
+// BuildNpm): package.json's build script, which the agent may have
+// written, runs in the tree and may write anywhere in it. Bundled with
+// esbuild, in ralph's process, the app is only read.
+func (g *BuildSucceeds) MayWriteTree(Env) bool { return g.Use == BuildNpm }
+
 // ChecksWork reports whether the project opted in: then the gate builds
 // the app whatever the plan, as the project's own check.
 func (g *BuildSucceeds) ChecksWork() bool { return g.OptIn && g.Use != BuildOff }

@@ -30,6 +30,9 @@ const outputTail = 4000
 // Name returns the gate's configured name.
 func (c *Command) Name() string { return c.GateName }
 
+// MayWriteTree reports true: the program may write anywhere in the tree.
+func (*Command) MayWriteTree(Env) bool { return true }
+
 // ChecksWork reports whether the command can hold a completion: it is the
 // project's own check, unless Optional makes its failure a warning.
 func (c *Command) ChecksWork() bool { return !c.Optional }

@@ -60,6 +60,9 @@ var jsxComment = regexp.MustCompile(`\{\s*/\*[\s\S]*?\*/\s*\}`)
 // Name returns "app-has-content".
 func (*AppHasContent) Name() string { return "app-has-content" }
 
+// MayWriteTree reports false: the gate only reads, in ralph's process.
+func (*AppHasContent) MayWriteTree(Env) bool { return false }
+
 // Check finds the entry component and looks at what it renders.
 func (g *AppHasContent) Check(ctx context.Context, env Env) Result {
 	entries := g.Entry

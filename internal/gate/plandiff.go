@@ -29,6 +29,9 @@ const planDiffListMax = 20
 // Name returns "plan-diff".
 func (*PlanDiff) Name() string { return "plan-diff" }
 
+// MayWriteTree reports false: the gate only reads, in ralph's process.
+func (*PlanDiff) MayWriteTree(Env) bool { return false }
+
 // Check compares the plan with the implementation.
 func (d *PlanDiff) Check(ctx context.Context, env Env) Result {
 	root, err := currentPlan(env.Root, d.Plan)

@@ -80,6 +80,19 @@ const scopeReadTimeout = time.Minute
 // Name returns "scope".
 func (*Scope) Name() string { return "scope" }
 
+// MayWriteTree reports whether task.md gives a requirement a check of its
+// own: the gate runs it as a command gate runs its program, which may
+// write anywhere in the tree. Otherwise it only reads.
+func (*Scope) MayWriteTree(env Env) bool {
+	reqs, _ := requirements(env.Root)
+	for _, r := range reqs {
+		if r.Check != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Check compares the marked sections' files with task-N-pre.
 func (s *Scope) Check(ctx context.Context, env Env) Result {
 	n := env.Task

@@ -13,6 +13,9 @@ type HasSummary struct{}
 // Name returns "has-summary".
 func (HasSummary) Name() string { return "has-summary" }
 
+// MayWriteTree reports false: the gate only reads, in ralph's process.
+func (HasSummary) MayWriteTree(Env) bool { return false }
+
 // Check reads .ralph/summary.md.
 func (HasSummary) Check(ctx context.Context, env Env) Result {
 	data, err := os.ReadFile(filepath.Join(env.Root, ".ralph", "summary.md"))

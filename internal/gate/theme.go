@@ -36,6 +36,9 @@ const cssMissingListMax = 24
 // Name returns "css-theme-complete".
 func (*CSSThemeComplete) Name() string { return "css-theme-complete" }
 
+// MayWriteTree reports false: the gate only reads, in ralph's process.
+func (*CSSThemeComplete) MayWriteTree(Env) bool { return false }
+
 // Check reads the stylesheet and looks for every token in both modes.
 func (g *CSSThemeComplete) Check(ctx context.Context, env Env) Result {
 	rel := g.Stylesheet

@@ -76,6 +76,11 @@ type UIRenders struct {
 // Name returns "ui-renders".
 func (*UIRenders) Name() string { return "ui-renders" }
 
+// MayWriteTree reports false: the gate writes only ralph's private files
+// (the screenshots under PreviewDir); the browser it drives loads the
+// app's pages, which cannot write files.
+func (*UIRenders) MayWriteTree(Env) bool { return false }
+
 // ChecksWork reports whether the project opted in.
 func (g *UIRenders) ChecksWork() bool { return g.OptIn && !g.Off }
 

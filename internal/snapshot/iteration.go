@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -120,12 +121,22 @@ func (r *Repo) treeWith(ctx context.Context, ch Changes, base string) (tree stri
 // cannot be done exactly, staged onto the private index when that is
 // base, else the whole tree read. Should git refuse one of the paths (a
 // directory after all, a path inside a nested repository), the whole
-// tree is read too.
+// tree is read too. When buildTree fails its long-running gits end: a
+// path it leaves to git may be one git reads as it starts (.gitattributes
+// and every other .git-like name make it fail).
 func (r *Repo) pathsTree(ctx context.Context, base string, paths []string) (string, error) {
 	tree, err := r.buildTree(ctx, base, paths)
 	if err == nil {
 		r.lastTree = tree
 		return tree, nil
+	}
+	if errors.Is(err, errNotPlain) {
+		// The answer was just read, from configuration files not
+		// changed since (freshConfig): asking again would cost a git
+		// each iteration in such a repository.
+		r.closeBatches()
+	} else {
+		r.forgetConfig()
 	}
 	r.logger.Debug("building the tree from the changed paths failed; staging them", "err", err)
 	if base != r.indexTree {

@@ -40,6 +40,7 @@ var repoLocks sync.Map // git dir → *sync.Mutex
 type Repo struct {
 	top    string // working tree root
 	gitDir string // absolute git directory of this working tree
+	common string // the repository's common git directory (gitDir but in a linked worktree)
 	index  string // private index file
 	// holders records who may be writing the private index.
 	holders *indexHolders
@@ -62,9 +63,14 @@ type Repo struct {
 	// the changed paths on the one before (buildTree); "" once anything
 	// staged since (guarded by mu). Changes.Since must be it.
 	lastTree string
-	// trees and config are what buildTree keeps (guarded by mu).
+	// trees and config are what buildTree keeps (guarded by mu);
+	// config.files, the state of the configuration files when the
+	// long-running gits started and config was read (freshConfig).
 	trees  treeCache
-	config struct{ read, plain bool }
+	config struct {
+		read, plain bool
+		files       []fileStamp
+	}
 	// hasher and mktree are buildTree's long-running hash-object and
 	// mktree (guarded by mu; nil until the first use, and after an
 	// error or the task's end).
@@ -112,6 +118,7 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	return &Repo{
 		top:     top,
 		gitDir:  gitDir,
+		common:  commonDir(gitDir),
 		index:   index,
 		holders: newIndexHolders(index, logger),
 		env:     env,
@@ -257,21 +264,28 @@ const maxLooseRefs = 64
 // two hundred. The refs keep their values: only how git stores them
 // changes. A failure leaves them loose, as they were.
 func (r *Repo) packRefsIfMany(ctx context.Context) {
-	common := r.gitDir
-	if b, err := os.ReadFile(filepath.Join(r.gitDir, "commondir")); err == nil {
-		if c := strings.TrimSpace(string(b)); filepath.IsAbs(c) {
-			common = c
-		} else {
-			common = filepath.Join(r.gitDir, c)
-		}
-	}
-	entries, err := os.ReadDir(filepath.Join(common, filepath.FromSlash(strings.TrimSuffix(RefPrefix, "/"))))
+	entries, err := os.ReadDir(filepath.Join(r.common, filepath.FromSlash(strings.TrimSuffix(RefPrefix, "/"))))
 	if err != nil || len(entries) <= maxLooseRefs {
 		return
 	}
 	if _, err := r.git(ctx, nil, nil, "pack-refs", "--all"); err != nil {
 		r.logger.Warn("pack the snapshot refs", "err", err)
 	}
+}
+
+// commonDir returns the common git directory of the working tree whose
+// git directory is gitDir: the one its commondir file names in a linked
+// worktree, gitDir itself otherwise.
+func commonDir(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	c := strings.TrimSpace(string(b))
+	if filepath.IsAbs(c) {
+		return c
+	}
+	return filepath.Join(gitDir, c)
 }
 
 // errRefExists marks a createRef that found the name taken; errTipMoved
@@ -541,8 +555,11 @@ func (r *Repo) copyUserIndex(path string) bool {
 	return true
 }
 
-// currentTree stages the working tree and returns its tree id.
+// currentTree stages the working tree and returns its tree id. It ends
+// buildTree's long-running gits: what changed is not known, and may be a
+// .gitattributes, which a running hash-object would not read again.
 func (r *Repo) currentTree(ctx context.Context) (string, error) {
+	r.closeBatches()
 	if err := r.stage(ctx); err != nil {
 		return "", err
 	}

@@ -28,6 +28,10 @@ import (
 // tree through the private index instead.
 var errNotBuilt = errors.New("not built from the changed paths")
 
+// errNotPlain is plainConfig's errNotBuilt: the repository's configuration
+// makes git record files otherwise than buildTree does.
+var errNotPlain = fmt.Errorf("%w: core.fileMode, core.symlinks or core.ignoreCase", errNotBuilt)
+
 // maxCachedEntries bounds treeCache: past it the cache starts again
 // empty.
 const maxCachedEntries = 200_000
@@ -69,11 +73,14 @@ type dirNode struct {
 // trees are written again (mktree, whose ids must equal the ones computed
 // here). So its cost follows the changed paths and their directories,
 // not the size of the tree. It fails with errNotBuilt when git would do
-// something it does not (see errNotBuilt).
+// something it does not (see errNotBuilt). The long-running gits and the
+// configuration it keeps are read again when the repository's
+// configuration files changed (freshConfig).
 func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (string, error) {
 	if len(base) != 40 {
 		return "", fmt.Errorf("%w: tree id %q is not SHA-1", errNotBuilt, base)
 	}
+	r.freshConfig()
 	if err := r.plainConfig(ctx); err != nil {
 		return "", err
 	}
@@ -620,7 +627,8 @@ func (r *Repo) closeBatches() {
 
 // plainConfig fails with errNotBuilt when the repository's configuration
 // makes git record files otherwise than buildTree does (core.fileMode or
-// core.symlinks off, core.ignoreCase on). It asks git once per Repo.
+// core.symlinks off, core.ignoreCase on). It asks git again only once
+// forgetConfig forgot the answer.
 func (r *Repo) plainConfig(ctx context.Context) error {
 	if !r.config.read {
 		out, err := r.git(ctx, nil, nil, "config", "-z", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks|ignorecase)$`)
@@ -640,7 +648,7 @@ func (r *Repo) plainConfig(ctx context.Context) error {
 		}
 	}
 	if !r.config.plain {
-		return fmt.Errorf("%w: core.fileMode, core.symlinks or core.ignoreCase", errNotBuilt)
+		return errNotPlain
 	}
 	return nil
 }
