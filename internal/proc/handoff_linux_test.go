@@ -10,8 +10,8 @@ import (
 
 func TestHandoffRoundTrip(t *testing.T) {
 	for _, p := range []program{
-		// An empty environment stays empty, not nil, which exec.Cmd
-		// would take for the standby's own.
+		// An empty environment stays empty, not nil, which would
+		// stand for the supervisor's own.
 		{Path: "/bin/sh", Dir: "/", Argv: []string{"sh"}, Env: []string{}},
 		{Path: "./x", Dir: "/tmp/a b", Argv: []string{"x", "", "a=b", "ünï"}, Env: []string{"A=1", "", "PWD=/tmp/a b"}, Ruleset: true},
 	} {
