@@ -336,7 +336,7 @@ func diffText(ctx context.Context, snaps Snapshots, root, pre, rel string) strin
 	if err != nil {
 		return ""
 	}
-	out, err := git.Run(ctx, root, "diff", "--no-color", "--no-ext-diff", s.Commit+":"+rel, blob)
+	out, err := git.Run(ctx, root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", s.Commit+":"+rel, blob)
 	if err != nil {
 		return ""
 	}

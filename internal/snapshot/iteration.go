@@ -390,7 +390,7 @@ func (r *Repo) DiffTrees(ctx context.Context, a, b string, max int) ([]FileChang
 		if max <= 0 {
 			break
 		}
-		d, err := r.git(ctx, nil, nil, "diff", "--no-color", "--no-ext-diff", "--no-renames", orEmpty(a), orEmpty(b), "--", c.Path)
+		d, err := r.git(ctx, nil, nil, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", orEmpty(a), orEmpty(b), "--", c.Path)
 		if err != nil {
 			continue
 		}

@@ -42,11 +42,13 @@ func diff(ctx context.Context, root, base, commit string) (string, error) {
 	if base == "" {
 		base = emptyTree
 	}
-	stat, err := git.Run(ctx, root, "diff", "--stat", base, commit)
+	// No external diff and no textconv: the agent can name either in
+	// .git/config, and git would run it as ralph, outside the sandbox.
+	stat, err := git.Run(ctx, root, "diff", "--no-ext-diff", "--no-textconv", "--stat", base, commit)
 	if err != nil {
 		return "", err
 	}
-	patch, err := git.Run(ctx, root, "diff", base, commit)
+	patch, err := git.Run(ctx, root, "diff", "--no-ext-diff", "--no-textconv", base, commit)
 	if err != nil {
 		return "", err
 	}
