@@ -30,7 +30,7 @@ var layers = map[string]int{
 	"internal/snapshot": 5, "internal/worktree": 5, "internal/workspace": 5, "internal/store": 5,
 	"internal/plan": 5, "internal/task": 5, "internal/theme": 5, "internal/recipe": 5, "internal/config": 5,
 	"internal/demo": 5, "internal/pausepoint": 5, "internal/render": 5,
-	"internal/git": 6, "internal/gitindex": 6, "internal/proc": 6, "internal/proc/supervisor": 6, "internal/filelock": 6, "internal/sandbox": 6, "internal/failure": 6, "internal/secrets": 6, "internal/plaintext": 6,
+	"internal/git": 6, "internal/gitindex": 6, "internal/filestamp": 6, "internal/proc": 6, "internal/proc/supervisor": 6, "internal/filelock": 6, "internal/sandbox": 6, "internal/failure": 6, "internal/secrets": 6, "internal/plaintext": 6,
 }
 
 func layerOf(pkg string) (int, bool) {

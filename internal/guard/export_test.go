@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"testing"
 	"time"
+
+	"github.com/ralph-harness/ralph/internal/filestamp"
 )
 
 // CoarseFileTimes makes the history guard see file times as a file
@@ -12,7 +14,7 @@ import (
 func CoarseFileTimes(t *testing.T) {
 	saved := stampFile
 	stampFile = func(path string, fi fs.FileInfo) refStamp {
-		return refStamp{path: path, exists: true, mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().Truncate(time.Second).UnixNano()}
+		return refStamp{path: path, Stamp: filestamp.Stamp{Exists: true, Mode: fi.Mode(), Size: fi.Size(), Mtime: fi.ModTime().Truncate(time.Second).UnixNano()}}
 	}
 	t.Cleanup(func() { stampFile = saved })
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/filestamp"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/snapshot"
 )
@@ -22,15 +23,11 @@ import (
 // that hold those refs are as they were, as git reuses an index entry
 // while the file's stat data is (refFiles).
 
-// refStamp is what a file of the ref storage was at a read: its stat data
-// and, for a loose ref, its content.
+// refStamp is what a file of the ref storage was at a read: its stat
+// data and, for a loose ref, its content.
 type refStamp struct {
-	path    string
-	exists  bool
-	mode    fs.FileMode
-	size    int64
-	mtime   int64  // nanoseconds since 1970
-	id      fileID // inode and change time, where the system has them
+	path string
+	filestamp.Stamp
 	content string
 }
 
@@ -54,7 +51,7 @@ var gitDirs sync.Map // dir → [2]string
 // stampFile is how a file's stamp is taken (tests replace it to play a
 // file system with coarse times).
 var stampFile = func(path string, fi fs.FileInfo) refStamp {
-	return refStamp{path: path, exists: true, mode: fi.Mode(), size: fi.Size(), mtime: fi.ModTime().UnixNano(), id: idOf(fi)}
+	return refStamp{path: path, Stamp: filestamp.Of(fi)}
 }
 
 // cachedHistory returns the last read of dir's refs for o when the files
@@ -62,7 +59,7 @@ var stampFile = func(path string, fi fs.FileInfo) refStamp {
 // (nil when the refs of dir cannot be told unchanged this way: reftable,
 // a system without inode numbers, a ref that is symbolic).
 func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, bool, func(historyState)) {
-	if !haveFileIDs {
+	if !filestamp.HaveIDs {
 		return historyState{}, false, nil
 	}
 	gitDir, common := refDirs(ctx, dir)
@@ -112,14 +109,14 @@ func racy(r refRead) bool {
 // racyStamp reports whether the file s stamps may have changed since the
 // read at without its stamp changing.
 func racyStamp(s refStamp, at time.Time) bool {
-	if !s.exists {
+	if !s.Exists {
 		return false
 	}
 	slack := 100 * time.Millisecond
-	if s.mtime%int64(time.Millisecond) == 0 {
+	if s.Mtime%int64(time.Millisecond) == 0 {
 		slack = 2 * time.Second // times in whole milliseconds or coarser
 	}
-	return s.mtime >= at.Add(-slack).UnixNano()
+	return s.Mtime >= at.Add(-slack).UnixNano()
 }
 
 // refDirs returns dir's git directory and common git directory, "" when
@@ -163,7 +160,7 @@ func refFiles(gitDir, common string, o Origin, last refRead) (stamps []refStamp,
 	const loose, head = 1, 2
 	known := make(map[string]refStamp, len(last.stamps))
 	for _, s := range last.stamps {
-		if s.exists && !racyStamp(s, last.at) {
+		if s.Exists && !racyStamp(s, last.at) {
 			known[s.path] = s
 		}
 	}

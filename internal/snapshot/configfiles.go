@@ -1,30 +1,11 @@
 package snapshot
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/ralph-harness/ralph/internal/filestamp"
 )
-
-// fileStamp is what lstat says of a file, enough to tell that it was
-// written since: its size, modification and change times (nanoseconds)
-// and inode, all zero when it does not exist.
-type fileStamp struct {
-	exists             bool
-	size, mtime, ctime int64
-	ino                uint64
-}
-
-// stampOf lstats name.
-func stampOf(name string) fileStamp {
-	fi, err := os.Lstat(name)
-	if err != nil {
-		return fileStamp{}
-	}
-	s := fileStamp{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	s.ino, s.ctime = inodeAndCtime(fi)
-	return s
-}
 
 // configFiles are the repository's own files that change how git records
 // a file and that a git process reads once, as it starts: its config
@@ -48,9 +29,9 @@ func (r *Repo) configFiles() []string {
 // It costs an lstat a file (the caller holds mu).
 func (r *Repo) freshConfig() {
 	files := r.configFiles()
-	now := make([]fileStamp, len(files))
+	now := make([]filestamp.Stamp, len(files))
 	for i, f := range files {
-		now[i] = stampOf(f)
+		now[i] = filestamp.Lstat(f)
 	}
 	kept := r.config.read || r.hasher != nil || r.mktree != nil
 	if kept && !slices.Equal(now, r.config.files) {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ralph-harness/ralph/internal/filestamp"
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/gitindex"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -69,7 +70,7 @@ type Repo struct {
 	trees  treeCache
 	config struct {
 		read, plain bool
-		files       []fileStamp
+		files       []filestamp.Stamp
 	}
 	// hasher and mktree are buildTree's long-running hash-object and
 	// mktree (guarded by mu; nil until the first use, and after an
