@@ -43,10 +43,7 @@ func TestTaskBoundaryReadsTheTreeWhole(t *testing.T) {
 	log := testutil.LogGit(t)
 	// A hard link outside the tree: writes through it reach a file of
 	// the tree with no event in the tree's directories.
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Link(filepath.Join(ws.Root, "src", "pkg2", "file2.go"), alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := linkOutside(t, filepath.Join(ws.Root, "src", "pkg2", "file2.go"))
 	snaps, err := snapshot.Open(ctx, ws.Root, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +156,7 @@ func TestGuardSeesAChangeThroughAHardLink(t *testing.T) {
 	if err := os.WriteFile(protected, []byte("package p\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Link(protected, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := linkOutside(t, protected)
 	snaps, err := snapshot.Open(ctx, ws.Root, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -214,10 +208,7 @@ func TestPostReadsAgainAfterACommandGate(t *testing.T) {
 	}
 	// Written by a hard link's other name: no watch of the tree sees it.
 	target := filepath.Join(ws.Root, "src", "pkg3", "file3.go")
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Link(target, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := linkOutside(t, target)
 	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
 		return agent.Result{Final: "done"}, os.WriteFile(filepath.Join(req.Dir, ".ralph", "summary.md"), []byte("done\n"), 0o644)
 	})
@@ -230,13 +221,7 @@ func TestPostReadsAgainAfterACommandGate(t *testing.T) {
 	if out.Reason != Completed {
 		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
 	}
-	for _, rel := range []string{"gate-out.txt", "src/pkg3/file3.go"} {
-		want, _ := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
-		got, err := snaps.ReadFile(ctx, snapshot.TaskPost(out.Task), rel)
-		if err != nil || string(got) != string(want) {
-			t.Errorf("task-%d-post holds %s as %q (%v), want %q as the gate left it", out.Task, rel, got, err, want)
-		}
-	}
+	postHolds(t, snaps, ws.Root, out.Task, "the gate", "gate-out.txt", "src/pkg3/file3.go")
 }
 
 // build-succeeds with use = "npm" runs `npm run build`, package.json's
@@ -258,10 +243,7 @@ func TestPostReadsAgainAfterAnNpmBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(ws.Root, "src", "pkg3", "file3.go")
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Link(target, alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := linkOutside(t, target)
 	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
 		script, _ := json.Marshal(map[string]map[string]string{"scripts": {"build": "echo built > dist.txt && echo '// the build' >> " + alias}})
 		if err := os.WriteFile(filepath.Join(req.Dir, "package.json"), script, 0o644); err != nil {
@@ -281,13 +263,7 @@ func TestPostReadsAgainAfterAnNpmBuild(t *testing.T) {
 	if out.Reason != Completed {
 		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
 	}
-	for _, rel := range []string{"dist.txt", "src/pkg3/file3.go"} {
-		want, _ := os.ReadFile(filepath.Join(ws.Root, filepath.FromSlash(rel)))
-		got, err := snaps.ReadFile(ctx, snapshot.TaskPost(out.Task), rel)
-		if err != nil || string(got) != string(want) {
-			t.Errorf("task-%d-post holds %s as %q (%v), want %q as npm run build left it", out.Task, rel, got, err, want)
-		}
-	}
+	postHolds(t, snaps, ws.Root, out.Task, "npm run build", "dist.txt", "src/pkg3/file3.go")
 	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "the build") {
 		t.Fatalf("src/pkg3/file3.go = %q: npm run build did not run", b)
 	}
@@ -351,10 +327,7 @@ func TestPostReadsAgainAfterAPersonWasAsked(t *testing.T) {
 	if err := os.WriteFile(protected, []byte("package p\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	alias := filepath.Join(t.TempDir(), "alias")
-	if err := os.Link(filepath.Join(ws.Root, "src", "pkg3", "file3.go"), alias); err != nil {
-		t.Fatal(err)
-	}
+	alias := linkOutside(t, filepath.Join(ws.Root, "src", "pkg3", "file3.go"))
 	snaps, err := snapshot.Open(ctx, ws.Root, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -404,5 +377,30 @@ func TestPostReadsAgainAfterAPersonWasAsked(t *testing.T) {
 	got, err := snaps.ReadFile(ctx, snapshot.TaskPost(r.out.Task), "src/pkg3/file3.go")
 	if err != nil || !strings.Contains(string(got), "the person's edit") {
 		t.Errorf("task-%d-post holds src/pkg3/file3.go as %q (%v), want the person's edit made while the request waited", r.out.Task, got, err)
+	}
+}
+
+// linkOutside makes a hard link to target outside the tree and returns
+// its name: a write through it reaches a file of the tree with no event
+// in the tree's directories, so no watch of the tree sees it.
+func linkOutside(t *testing.T, target string) string {
+	t.Helper()
+	alias := filepath.Join(t.TempDir(), "alias")
+	if err := os.Link(target, alias); err != nil {
+		t.Fatal(err)
+	}
+	return alias
+}
+
+// postHolds checks that task-N-post holds each of rels (slash-separated)
+// as the tree under root holds it now, as who left it.
+func postHolds(t *testing.T, snaps *snapshot.Repo, root string, task int, who string, rels ...string) {
+	t.Helper()
+	for _, rel := range rels {
+		want, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		got, err := snaps.ReadFile(context.Background(), snapshot.TaskPost(task), rel)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("task-%d-post holds %s as %q (%v), want %q as %s left it", task, rel, got, err, want, who)
+		}
 	}
 }
