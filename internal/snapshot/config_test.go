@@ -103,17 +103,11 @@ func TestLongRunningGitKeptWhileConfigUnchanged(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
 	write(t, dir, "c.txt", "c\n")
-	userGit(t, dir, "add", "-A")
-	userGit(t, dir, "commit", "-q", "-m", "start")
-	r := open(t, dir)
-	t.Cleanup(func() { _ = r.FlushIterations() })
-	prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, prev := startTask(t, dir)
 	var hasher any
 	for i, name := range []string{"a.txt", "b.txt", "src/d.txt"} {
 		write(t, dir, name, name+"\n")
+		var err error
 		if prev, err = r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{name}, Since: prev}); err != nil {
 			t.Fatal(err)
 		}

@@ -126,14 +126,7 @@ func TestBuildTreeMatchesWriteTree(t *testing.T) {
 			put("d/g/h", "h\n")
 			put("j/k/l/m", "m\n")
 			put("c.txt", "c\n")
-			userGit(t, dir, "add", "-A")
-			userGit(t, dir, "commit", "-q", "-m", "start")
-			r := open(t, dir)
-			t.Cleanup(func() { _ = r.FlushIterations() })
-			prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, prev := startTask(t, dir)
 			log := testutil.LogGit(t)
 			gitCalls(t, log)
 			built := 0
@@ -240,14 +233,7 @@ func TestBuildTreeOddNames(t *testing.T) {
 	// What a misread name would read instead.
 	write(t, dir, "q", "decoy\n")
 	write(t, dir, "cr", "decoy\n")
-	userGit(t, dir, "add", "-A")
-	userGit(t, dir, "commit", "-q", "-m", "start")
-	r := open(t, dir)
-	t.Cleanup(func() { _ = r.FlushIterations() })
-	prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, prev := startTask(t, dir)
 	for i, name := range []string{`"q"`, "cr\r", `"quoted".txt`, "sp ace/t\tab", "ü/é.txt", "-dash", `back\slash`} {
 		write(t, dir, name, fmt.Sprintf("%d\n", i))
 		tree, err := r.SaveIteration(ctx, 1, i+1, Changes{Known: true, Paths: []string{name}, Since: prev})
@@ -269,14 +255,7 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 	dir := newRepo(t)
 	write(t, dir, "src/pkg/a.go", "a\n")
 	write(t, dir, "src/b.go", "b\n")
-	userGit(t, dir, "add", "-A")
-	userGit(t, dir, "commit", "-q", "-m", "start")
-	r := open(t, dir)
-	t.Cleanup(func() { _ = r.FlushIterations() })
-	prev, err := r.SaveIteration(ctx, 1, 0, Changes{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, prev := startTask(t, dir)
 	log := testutil.LogGit(t)
 	for i, want := range []string{"config hash-object cat-file mktree", "", "", "hash-object mktree"} {
 		if i == 3 {
@@ -299,4 +278,20 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 		gitCalls(t, log)
 		prev = tree
 	}
+}
+
+// startTask commits the tree under dir as the user's "start", opens its
+// Repo (flushed when the test ends) and records iteration 0 of task 1,
+// whose tree it returns.
+func startTask(t *testing.T, dir string) (*Repo, string) {
+	t.Helper()
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	t.Cleanup(func() { _ = r.FlushIterations() })
+	tree, err := r.SaveIteration(context.Background(), 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, tree
 }
