@@ -42,6 +42,21 @@ func newHistoryRepo(t testing.TB) *historyRepo {
 	return r
 }
 
+// start reads the origin and the history mark of a task starting now.
+func (r *historyRepo) start() (guard.Origin, guard.HistoryMark) {
+	r.t.Helper()
+	ctx := context.Background()
+	o, err := guard.ReadOrigin(ctx, r.dir)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	m, err := guard.ReadHistoryMark(ctx, r.dir, o)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return o, m
+}
+
 func (r *historyRepo) git(args ...string) string {
 	r.t.Helper()
 	out, err := git.RunWith(context.Background(), r.dir, git.Options{Env: []string{
@@ -263,14 +278,7 @@ func TestHistory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			r := newHistoryRepo(t)
-			origin, err := guard.ReadOrigin(ctx, r.dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
-			if err != nil {
-				t.Fatal(err)
-			}
+			origin, mark := r.start()
 			head, snaps := r.git("rev-parse", "main"), r.snapshots()
 			tt.agent(r)
 			rep, next, err := guard.History(ctx, r.dir, origin, mark, "k")
@@ -324,14 +332,7 @@ func TestHistoryLeavesRalphFiles(t *testing.T) {
 	r.write(".ralph/plan.tsx", "the user's committed plan\n")
 	r.write(".ralph/status.txt", "running\n")
 	r.commit("the user commits .ralph/")
-	origin, err := guard.ReadOrigin(ctx, r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mark, err := guard.ReadHistoryMark(ctx, r.dir, origin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	origin, mark := r.start()
 	r.git("reset", "-q", "--hard", "HEAD~1")
 	// The harness writes its files as the iteration goes.
 	r.write(".ralph/status.txt", "complete\n")

@@ -53,14 +53,7 @@ func TestHistoryReusesUnchangedRefs(t *testing.T) {
 	prime := func(r *historyRepo) (guard.Origin, guard.HistoryMark) {
 		t.Helper()
 		r.age()
-		o, err := guard.ReadOrigin(ctx, r.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := guard.ReadHistoryMark(ctx, r.dir, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		o, m := r.start()
 		before := calls()
 		if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
 			t.Fatalf("nothing changed, and History says %q, %v", rep, err)
@@ -105,14 +98,7 @@ func TestHistoryRefChangedWithinATick(t *testing.T) {
 	guard.CoarseFileTimes(t)
 	r := newHistoryRepo(t)
 	r.git("pack-refs", "--all")
-	o, err := guard.ReadOrigin(ctx, r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := guard.ReadHistoryMark(ctx, r.dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, m := r.start()
 	// The reset, written into packed-refs in place: the same size, and
 	// (most likely) the same second.
 	packed := filepath.Join(r.dir, ".git", "packed-refs")
@@ -142,14 +128,7 @@ func TestHistoryLooseRefRewrittenWithinATick(t *testing.T) {
 	ctx := context.Background()
 	guard.CoarseFileTimes(t)
 	r := newHistoryRepo(t)
-	o, err := guard.ReadOrigin(ctx, r.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := guard.ReadHistoryMark(ctx, r.dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, m := r.start()
 	// A check that records the read the next one compares with.
 	if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
 		t.Fatalf("nothing changed, and History says %q, %v", rep, err)
@@ -189,14 +168,7 @@ func BenchmarkHistoryUnchanged(b *testing.B) {
 				r.git("pack-refs", "--all")
 			}
 			r.age()
-			o, err := guard.ReadOrigin(ctx, r.dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m, err := guard.ReadHistoryMark(ctx, r.dir, o)
-			if err != nil {
-				b.Fatal(err)
-			}
+			o, m := r.start()
 			b.ResetTimer()
 			for b.Loop() {
 				if rep, _, err := guard.History(ctx, r.dir, o, m, "k"); err != nil || rep.Changed() {
