@@ -214,24 +214,12 @@ func TestParentDeathEndsGroup(t *testing.T) {
 // one (RunSupervisor, which TestMain calls): before that, its parent is
 // this process, not a re-executed copy of it.
 func TestRunSupervisedOnlyAfterRunSupervisor(t *testing.T) {
-	parent := func() int {
-		t.Helper()
-		var line string
-		if _, err := Run(context.Background(), Spec{Argv: []string{"sh", "-c", "echo $PPID"}, OnLine: func(l string) { line = l }}); err != nil {
-			t.Fatal(err)
-		}
-		pid, err := strconv.Atoi(line)
-		if err != nil {
-			t.Fatalf("sh printed %q", line)
-		}
-		return pid
-	}
-	if got := parent(); got == os.Getpid() {
+	if got := ppidOf(t); got == os.Getpid() {
 		t.Errorf("after RunSupervisor the program's parent is the test binary itself, want a supervisor")
 	}
 	canSupervise.Store(false)
 	defer canSupervise.Store(true)
-	if got := parent(); got != os.Getpid() {
+	if got := ppidOf(t); got != os.Getpid() {
 		t.Errorf("before RunSupervisor the program's parent is %d, want the test binary %d", got, os.Getpid())
 	}
 }
