@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/gate"
@@ -48,6 +50,24 @@ func (g *countingGate) Check(ctx context.Context, env gate.Env) gate.Result {
 	}
 	g.seen = append(g.seen, len(evs))
 	return gate.Result{Gate: g.Name(), Status: gate.Pass}
+}
+
+// holdWriteLock takes the write lock of the SQLite database at db, as
+// another process writing would, until the returned function is called.
+func holdWriteLock(db string) (release func(), err error) {
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetMaxOpenConns(1)
+	if _, err := conn.Exec("BEGIN IMMEDIATE"); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return func() {
+		_, _ = conn.Exec("ROLLBACK")
+		conn.Close()
+	}, nil
 }
 
 // readEvents returns every event of the store at db, oldest first, as
@@ -107,7 +127,19 @@ func TestAgentEventsCommittedBeforeTheGates(t *testing.T) {
 	const n = 300
 	ws, st := newBenchWorkspace(t, 1)
 	g := &countingGate{db: ws.Path(workspace.Database)}
-	opt := Options{Agent: burstAgent(n, nil), Gates: []gate.Gate{g}, Limits: Limits{MaxIterations: 1}}
+	// Another process holds the database's write lock while the agent
+	// prints, and for a while after it ended: the events are still
+	// queued when the agent's run ends, and the gates must wait for them.
+	burst := burstAgent(n, nil)
+	held := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		release, err := holdWriteLock(ws.Path(workspace.Database))
+		if err != nil {
+			return agent.Result{}, err
+		}
+		defer time.AfterFunc(300*time.Millisecond, release)
+		return burst.Run(ctx, req, emit)
+	})
+	opt := Options{Agent: held, Gates: []gate.Gate{g}, Limits: Limits{MaxIterations: 1}}
 	out, err := New(ws, st, opt).Run(context.Background(), "print a lot")
 	if err != nil {
 		t.Fatal(err)
