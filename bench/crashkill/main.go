@@ -307,7 +307,9 @@ func round(ralph string, m mode, at time.Duration, group bool, n int, t *tally) 
 		countChecked(t, m, dir, n, at, group)
 	case errors.As(err, &ee):
 		t.unresumable++
-		t.example("unresumable", n, at, group, fmt.Sprintf("exit %d: %s", ee.ExitCode(), lastLine(out)))
+		// ProcessState says "exit status N" or, for a death by a signal
+		// (ExitCode -1), which signal.
+		t.example("unresumable", n, at, group, fmt.Sprintf("%s: %s", ee.ProcessState, lastLine(out)))
 	case err != nil:
 		return err
 	default:
