@@ -416,6 +416,19 @@ func (a *Answers) SetOffset(ctx context.Context, off int64) error {
 	return a.n.st.SetState(context.WithoutCancel(ctx), "notify:"+a.channel+":offset", fmt.Sprint(off))
 }
 
+// finishTimeout bounds what a listener still does for an update it has
+// begun to handle once it is told to stop.
+const finishTimeout = 10 * time.Second
+
+// finishing is the context a listener handles one update under. It
+// outlives ctx by up to finishTimeout, so that a tap the store recorded
+// is also acknowledged to the person and shown on its message when the
+// listener is told to stop meanwhile (ralph notify test stops it as soon
+// as the tap is recorded).
+func finishing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+}
+
 // Logger is the notifier's logger, for channels.
 func (a *Answers) Logger() *slog.Logger { return a.n.log.With("channel", a.channel) }
 
@@ -511,16 +524,12 @@ func (n *Notifier) Test(ctx context.Context, only string, wait time.Duration, w 
 				button = "Reject"
 			}
 			fmt.Fprintf(w, "%s: %s tapped by %s: the round trip works\n", ch.Name(), button, req.AnsweredBy)
-			if up, ok := ch.(Updater); ok {
-				// The listener's own edit may be cut short as it stops.
-				uctx, ucancel := context.WithTimeout(ctx, 15*time.Second)
-				_ = up.Update(uctx, ref, m, req)
-				ucancel()
-			}
 		case <-lctx.Done():
 			fmt.Fprintf(w, "%s: no tap within %s\n", ch.Name(), wait)
 			failed = append(failed, ch.Name())
 		}
+		// The listener finishes the tap it is handling, answering it and
+		// showing the answer on the message, before it returns.
 		lcancel()
 		<-done
 	}

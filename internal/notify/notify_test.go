@@ -224,6 +224,35 @@ func TestTelegramRestart(t *testing.T) {
 	}
 }
 
+// ralph notify test stops listening as soon as the tap is recorded; the
+// tap is still acknowledged to the person and shown on the message when
+// the Bot API is slow to take the acknowledgement.
+func TestNotifyTestFinishesTheTap(t *testing.T) {
+	f := setup(t, store.HumanConfirmation)
+	f.tg.Delay("answerCallbackQuery", 300*time.Millisecond)
+	n := notify.New(notify.Options{Store: f.st, Channels: []notify.Channel{f.ch}, Workspace: "shop",
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- n.Test(context.Background(), "", 10*time.Second, &out) }()
+	f.waitMessage(t, "tap Approve to prove the round trip")
+	id, err := f.tg.Tap(ann, "ann", "Approve", "round trip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Test: %v; it printed:\n%s", err, out.String())
+	}
+	// Test has returned: whatever its listener did is done.
+	if text, ok := f.tg.Answer(id, 0); !ok || text != "Approved." {
+		t.Errorf("the tap's answer = %q, %v; want \"Approved.\"", text, ok)
+	}
+	f.waitMessage(t, "Approved by @ann")
+	if !strings.Contains(out.String(), "telegram: Approve tapped by @ann: the round trip works") {
+		t.Errorf("Test printed:\n%s", out.String())
+	}
+}
+
 func TestWebhookSigned(t *testing.T) {
 	secret := []byte("hook-secret")
 	var mu sync.Mutex

@@ -244,20 +244,23 @@ func (s *Slack) Listen(ctx context.Context, a *Answers) error {
 				return fmt.Errorf("slack socket: %w", err)
 			}
 		}
+		hctx, cancel := finishing(ctx)
 		switch env.Type {
 		case "disconnect":
+			cancel()
 			return errors.New("slack asked to reconnect")
 		case "interactive":
 			var p slackActions
 			if json.Unmarshal(env.Payload, &p) == nil && p.Type == "block_actions" && len(p.Actions) > 0 {
-				s.onAction(ctx, a, p)
+				s.onAction(hctx, a, p)
 			}
 		case "events_api":
 			var p slackEvent
 			if json.Unmarshal(env.Payload, &p) == nil {
-				s.onEvent(ctx, a, p)
+				s.onEvent(hctx, a, p)
 			}
 		}
+		cancel()
 	}
 }
 

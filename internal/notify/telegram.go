@@ -267,12 +267,17 @@ func (t *Telegram) Listen(ctx context.Context, a *Answers) error {
 			return err
 		}
 		for _, u := range ups {
+			if ctx.Err() != nil {
+				break // the rest come again on the next start
+			}
+			hctx, cancel := finishing(ctx)
 			switch {
 			case u.Callback != nil:
-				t.onCallback(ctx, a, u.Callback)
+				t.onCallback(hctx, a, u.Callback)
 			case u.Message != nil && u.Message.ReplyTo != nil && u.Message.Chat.ID == t.ChatID:
-				t.onReply(ctx, a, u.Message)
+				t.onReply(hctx, a, u.Message)
 			}
+			cancel()
 			if err := a.SetOffset(ctx, u.UpdateID+1); err != nil {
 				log.Warn("save the update offset", "err", err)
 			}

@@ -34,6 +34,7 @@ type Telegram struct {
 	answers   map[string]string
 	calls     map[string]int
 	failing   map[string]int // method ("*" for any) → HTTP status while down
+	delays    map[string]time.Duration
 	polls     int
 }
 
@@ -61,7 +62,7 @@ type telegramUpdate struct {
 // NewTelegram starts a fake Bot API whose bot has token.
 func NewTelegram(token string) *Telegram {
 	f := &Telegram{token: token, changed: make(chan struct{}), nextMsg: 100, nextUpd: 1000,
-		answers: map[string]string{}, calls: map[string]int{}, failing: map[string]int{}}
+		answers: map[string]string{}, calls: map[string]int{}, failing: map[string]int{}, delays: map[string]time.Duration{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -78,6 +79,14 @@ func (f *Telegram) Fail(method string, status int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failing[method] = status
+}
+
+// Delay makes method wait d before it acts, as a slow Bot API would. A
+// request its client gives up on meanwhile has no effect.
+func (f *Telegram) Delay(method string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delays[method] = d
 }
 
 // Recover ends every Fail.
@@ -265,7 +274,15 @@ func (f *Telegram) serve(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = f.failing["*"]
 	}
+	delay := f.delays[method]
 	f.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if tok != f.token {
 		fail(http.StatusUnauthorized, "Unauthorized")
 		return
