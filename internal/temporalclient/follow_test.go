@@ -178,3 +178,30 @@ func TestPushedNamesNoEmptyCommit(t *testing.T) {
 		}
 	}
 }
+
+// A progress line says what a workflow's snapshot shows; one whose result
+// is in but whose close the cluster has not recorded yet has ended, and
+// waits for no worker.
+func TestProgressLine(t *testing.T) {
+	tests := []struct {
+		name string
+		s    temporalrun.Snapshot
+		want string
+	}{
+		{"queued", temporalrun.Snapshot{}, "task: waiting for a worker"},
+		{"unclaimed attempt", temporalrun.Snapshot{Running: &temporalrun.Progress{Attempt: 2}}, "task: attempt 2 waiting for a worker"},
+		{"running", temporalrun.Snapshot{Running: &temporalrun.Progress{Attempt: 1, Worker: "w1", Phase: "build", Iteration: 3, Events: 20}},
+			"task: attempt 1 on w1 · build · iteration 3 · 20 events"},
+		{"result in, not closed yet", temporalrun.Snapshot{Status: temporalrun.Status{Result: &temporalrun.Result{ExitCode: 0, Worker: "w1"}}},
+			"task: ended on w1 with exit code 0"},
+		{"closed", temporalrun.Snapshot{Status: temporalrun.Status{Result: &temporalrun.Result{ExitCode: 0, Worker: "w1"}}, Closed: "WORKFLOW_EXECUTION_STATUS_COMPLETED"},
+			"task: completed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := progressLine("task", tt.s); got != tt.want {
+				t.Errorf("progressLine = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

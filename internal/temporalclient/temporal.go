@@ -148,6 +148,10 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 		fmt.Fprintf(&b, " · iteration %d · %d events", p.Iteration, p.Events)
 	case s.Closed != "":
 		fmt.Fprintf(&b, " %s", strings.ToLower(strings.TrimPrefix(s.Closed, "WORKFLOW_EXECUTION_STATUS_")))
+	case s.Result != nil:
+		// The workflow has its result and is closing: the cluster has
+		// not recorded its close yet.
+		fmt.Fprintf(&b, " ended on %s with exit code %d", s.Result.Worker, s.Result.ExitCode)
 	case sp != nil && !sp.Retry.IsZero():
 		fmt.Fprintf(&b, " retrying at %s", sp.Retry.Local().Format(time.TimeOnly))
 	case sp != nil && len(livePending(s)) > 0:
