@@ -228,8 +228,10 @@ type launched struct {
 	pid   int
 	start uint64 // the leader's start time, clock ticks after boot
 	// wait waits for the program to end and returns its exit code (-1
-	// when a signal killed it, or its supervisor died).
-	wait func() int
+	// when a signal killed it, or its supervisor died) and the
+	// supervisor's pid, the subreaper of what left the program's group
+	// (0 when the supervisor died or stopped answering).
+	wait func() (code, reaper int)
 }
 
 // startPersistent starts the program of s (path, with the prepared env
@@ -286,7 +288,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 			// It may have started the program before it stopped
 			// answering: end that copy, so that the cold start is the
 			// only one.
-			endCarrying(tok, 0, sent)
+			endCarrying(tok, 0, sent, 0)
 		}
 		return launched{}, false
 	}
@@ -302,11 +304,15 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 		close(fed)
 	}
 	stop := watchEnd(sup, pid)
-	wait := func() int {
+	wait := func() (int, int) {
 		code, err := readEnd(conn)
 		stop()
 		syscall.Close(conn)
 		release(sup, err != nil)
+		reaper := sup.cmd.Process.Pid
+		if err != nil {
+			reaper = 0
+		}
 		// A process that left the group may hold standard input open
 		// without reading it: stop feeding it soon after the end, as
 		// exec.Cmd's WaitDelay does on the cold path.
@@ -316,7 +322,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 			feed.Close()
 			<-fed
 		}
-		return code
+		return code, reaper
 	}
 	return launched{pid: pid, start: start, wait: wait}, true
 }

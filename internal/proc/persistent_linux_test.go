@@ -465,3 +465,89 @@ func TestPersistentStoppedByItsProgram(t *testing.T) {
 		})
 	}
 }
+
+// The persistent supervisor is the subreaper of what leaves a program's
+// group: a process that left with setsid and whose parent ended moves to
+// it, not to init, so that the group's end finds it below the supervisor
+// (without reading every process on the machine), ends it, and the
+// supervisor reaps it.
+func TestPersistentAdoptsWhatLeftTheGroup(t *testing.T) {
+	sup := supervisorPID(t)
+	pidFile := filepath.Join(t.TempDir(), "escaped.pid")
+	killPIDFile(t, pidFile)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Result, 1)
+	go func() {
+		// The subshell that started it ends at once: its parent is gone
+		// while the program still runs.
+		res, _ := Run(ctx, Spec{EndEscaped: true, Argv: []string{"sh", "-c",
+			`(setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$0"); sleep 300`, pidFile}})
+		done <- res
+	}()
+	pid := waitFile(t, pidFile)
+	var st procStat
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st, _ = readStat(pid)
+		if st.PPID == sup || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st.PPID != sup {
+		t.Fatalf("the process that left the group has parent %d, want the supervisor %d", st.PPID, sup)
+	}
+	if below, ok := descendants(sup); !ok || !slices.Contains(below, pid) {
+		t.Errorf("descendants(supervisor) = %v, %v; want it to hold %d", below, ok, pid)
+	}
+	cancel()
+	var res Result
+	select {
+	case res = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not end")
+	}
+	if !slices.ContainsFunc(res.Ended, func(e Escapee) bool { return e.PID == pid }) {
+		t.Errorf("Ended = %+v, want it to hold %d", res.Ended, pid)
+	}
+	// Ended and reaped: no zombie is left under the supervisor.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := readStat(pid)
+			t.Fatalf("process %d is still in the process table (zombie %v, parent %d)", pid, st.Zombie, st.PPID)
+		}
+	}
+}
+
+// descendants finds a process's children and theirs.
+func TestDescendants(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 300 & sh -c 'sleep 300 & wait' & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		below, ok := descendants(os.Getpid())
+		if !ok {
+			t.Fatal("descendants: this kernel lists no children")
+		}
+		var sleeps int
+		for _, pid := range below {
+			if strings.HasPrefix(cmdline(pid), "sleep 300") {
+				sleeps++
+			}
+		}
+		if sleeps == 2 && slices.Contains(below, cmd.Process.Pid) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("descendants = %v, want the shell %d and two sleeps below it", below, cmd.Process.Pid)
+		}
+	}
+}

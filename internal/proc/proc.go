@@ -336,9 +336,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	var pgid int
 	var leaderStart uint64
 	var wait func() (code int, err error)
+	// reaper is the child subreaper what leaves the group is below, once it
+	// has ended: the persistent supervisor, while it answers.
+	var reaper int
 	if l, ok := startPersistent(s, path, env, outW, errW); ok {
 		pgid, leaderStart = l.pid, l.start
-		wait = func() (int, error) { return l.wait(), nil }
+		wait = func() (code int, err error) {
+			code, reaper = l.wait()
+			return code, nil
+		}
 	} else {
 		cmd := setup(command(path, s.Argv, env))
 		if s.Ruleset != nil && cmd.Path == path {
@@ -479,7 +485,7 @@ loop:
 	errR.Close()
 	var ended []Escapee
 	if s.EndEscaped {
-		ended = endCarrying(token, since, start)
+		ended = endCarrying(token, since, start, reaper)
 	}
 
 	res = Result{ExitCode: code, Stderr: stderr.String(), Duration: time.Since(start), Escaped: escaped, Ended: ended}

@@ -46,5 +46,5 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 type launched struct {
 	pid   int
 	start uint64
-	wait  func() int
+	wait  func() (code, reaper int)
 }

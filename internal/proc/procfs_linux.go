@@ -12,6 +12,7 @@ import (
 
 // procStat is what /proc/PID/stat says about a process.
 type procStat struct {
+	PPID   int
 	PGID   int
 	Start  uint64
 	Zombie bool
@@ -77,13 +78,14 @@ func parseStat(data []byte) (procStat, bool) {
 	if len(f) < 20 {
 		return procStat{}, false
 	}
+	ppid, err0 := strconv.Atoi(f[1])
 	pgid, err1 := strconv.Atoi(f[2])
 	flags, err2 := strconv.ParseUint(f[6], 10, 64)
 	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 		return procStat{}, false
 	}
-	return procStat{PGID: pgid, Start: start, Zombie: f[0] == "Z" || f[0] == "X", Kernel: flags&pfKthread != 0}, true
+	return procStat{PPID: ppid, PGID: pgid, Start: start, Zombie: f[0] == "Z" || f[0] == "X", Kernel: flags&pfKthread != 0}, true
 }
 
 // startTime returns pid's start time in clock ticks after boot.
@@ -208,3 +210,79 @@ func (procfs) HasToken(pid int, token string) bool {
 }
 
 func processes() ProcessTable { return procfs{} }
+
+// descendants lists the processes below root: its children, theirs, and
+// so on, from /proc/PID/task/TID/children. ok is false when root is gone
+// or this kernel does not list children (CONFIG_PROC_CHILDREN). root is
+// a child subreaper (the persistent supervisor), so a process whose
+// parent ends while the walk runs moves to root: its list is read again
+// at the end until it names no process not yet seen, and no process is
+// missed that existed when the walk began.
+func descendants(root int) (out []int, ok bool) {
+	seen := map[int]bool{}
+	var queue []int
+	add := func(pids []int) (added bool) {
+		for _, p := range pids {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+				added = true
+			}
+		}
+		return added
+	}
+	kids, ok := children(root)
+	if !ok {
+		return nil, false
+	}
+	add(kids)
+	for {
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			out = append(out, p)
+			k, _ := children(p)
+			add(k)
+		}
+		kids, ok := children(root)
+		if !ok {
+			return nil, false
+		}
+		if !add(kids) {
+			return out, true
+		}
+	}
+}
+
+// children lists pid's children, those of each of its threads; ok is
+// false when pid is gone or the kernel does not list children.
+func children(pid int) (out []int, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	tids, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, false
+	}
+	var buf [4096]byte
+	for _, tid := range tids {
+		data, read := readProcFile(buf[:], dir+tid+"/children")
+		if !read {
+			// A thread that ended meanwhile has no list, nor children;
+			// a kernel without the lists has none for any thread.
+			if _, err := os.Stat(dir + tid); err == nil {
+				return nil, false
+			}
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, true
+}

@@ -17,8 +17,8 @@ func TestParseStat(t *testing.T) {
 		ok   bool
 		want procStat
 	}{
-		{"program", "4242 (a (b) c) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 18446744073709551615", true, procStat{PGID: 4240, Start: 987654}},
-		{"zombie", "4243 (sh) Z 1 4240 4240 0 -1 4227084 100 0 0 0 1 2 0 0 20 0 1 0 987655 0 0 18446744073709551615", true, procStat{PGID: 4240, Start: 987655, Zombie: true}},
+		{"program", "4242 (a (b) c) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 18446744073709551615", true, procStat{PPID: 1, PGID: 4240, Start: 987654}},
+		{"zombie", "4243 (sh) Z 1 4240 4240 0 -1 4227084 100 0 0 0 1 2 0 0 20 0 1 0 987655 0 0 18446744073709551615", true, procStat{PPID: 1, PGID: 4240, Start: 987655, Zombie: true}},
 		{"kernel thread", "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 24 0 0 18446744073709551615", true, procStat{Start: 24, Kernel: true}},
 		{"short", "12 (x) Z 1", false, procStat{}},
 		{"bad flags", "4242 (a) S 1 4240 4240 0 -1 x 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200 0", false, procStat{}},
@@ -166,7 +166,7 @@ func TestCarryingFindsANewProcessPastOldOnes(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	found, _ := carrying(token, 0, started.Add(-ctimeSlack))
+	found, _ := carrying(token, 0, started.Add(-ctimeSlack), 0)
 	if !slices.Contains(found, cmd.Process.Pid) {
 		t.Errorf("carrying = %v, want it to hold %d", found, cmd.Process.Pid)
 	}

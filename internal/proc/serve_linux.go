@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"sync"
 	"syscall"
@@ -34,7 +35,16 @@ func serve(parent, ctl int) int {
 	if os.Getppid() != parent {
 		return 1
 	}
+	// What leaves a program's group and outlives its parent comes here
+	// instead of to init, so that ralph finds it below the supervisor;
+	// reap takes those that end.
+	if unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
+		return 1
+	}
 	s := &server{live: map[int]bool{}}
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	go s.reap(chld)
 	go func() {
 		tick := time.NewTicker(500 * time.Millisecond)
 		for {
@@ -121,6 +131,9 @@ func (s *server) start(p program, fds []int) (int, error) {
 	}
 	var pid int
 	var err error
+	// The program is live before reap can see it as a child.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !p.Ruleset {
 		pid, err = syscall.ForkExec(p.Path, p.Argv, attr)
 	} else {
@@ -142,14 +155,29 @@ func (s *server) start(p program, fds []int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
 	s.live[pid] = true
-	ending := s.ending
-	s.mu.Unlock()
-	if ending {
+	if s.ending {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	return pid, nil
+}
+
+// reap reaps, on each SIGCHLD, the children that are not programs the
+// supervisor started: processes that left a program's group and came to
+// the supervisor, the subreaper, when their parent ended.
+func (s *server) reap(chld <-chan os.Signal) {
+	self := os.Getpid()
+	for range chld {
+		s.mu.Lock()
+		kids, _ := children(self)
+		for _, pid := range kids {
+			if !s.live[pid] {
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			}
+		}
+		s.mu.Unlock()
+	}
 }
 
 // wait waits for the group leader pid to end, kills what is left of its

@@ -1,18 +1,21 @@
 package proc
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Carrying lists the live processes whose environment carries the group
 // token, wherever they are: a process that left its group with setsid
 // still carries it.
 func (procfs) Carrying(token string) []int {
-	pids, _ := carrying(token, 0, time.Time{})
+	pids, _ := carrying(token, 0, time.Time{}, 0)
 	return pids
 }
 
@@ -20,13 +23,21 @@ func (procfs) Carrying(token string) []int {
 // (clock ticks after boot), and how many of them, ours, it could not read
 // the environment of: one in the middle of an exec has none for a moment.
 // A process whose /proc entry is older than older (when not zero) is
-// known to have started before since without reading its stat.
-func carrying(token string, since uint64, older time.Time) (found []int, unsure int) {
+// known to have started before since without reading its stat. When
+// reaper is not 0, it is the child subreaper the group was started under
+// (the persistent supervisor): what left the group is below it, wherever
+// its parents went, and only its descendants are looked at instead of
+// every process on the machine.
+func carrying(token string, since uint64, older time.Time, reaper int) (found []int, unsure int) {
 	if token == "" {
 		return nil, 0
 	}
 	self, uid := os.Getpid(), os.Getuid()
-	for _, pid := range pids() {
+	candidates, ok := descendants(reaper)
+	if reaper == 0 || !ok {
+		candidates = pids()
+	}
+	for _, pid := range candidates {
 		if pid == self || (!older.IsZero() && existedBefore(pid, older)) {
 			continue
 		}
@@ -111,15 +122,16 @@ var stampsTrusted = sync.OnceValue(func() bool {
 // endCarrying kills with SIGKILL every process still carrying token (the
 // processes of a group that has ended which left it with setsid), among
 // those started at or after since (clock ticks after boot; the group's
-// leader started after started, on the wall clock), and returns them. It
+// leader started after started, on the wall clock) and, when reaper is
+// not 0, below the subreaper reaper, and returns them. It
 // looks again after each kill, for what they started meanwhile, and, for
 // a moment, while the environment of one of ours could not be read (it
 // was in the middle of an exec).
-func endCarrying(token string, since uint64, started time.Time) []Escapee {
+func endCarrying(token string, since uint64, started time.Time, reaper int) []Escapee {
 	var out []Escapee
 	for try := 0; try < 40; try++ {
 		older := provenOlder(started, time.Since(started), time.Now().Round(0).Sub(started.Round(0)))
-		pids, unsure := carrying(token, since, older)
+		pids, unsure := carrying(token, since, older, reaper)
 		if len(pids) == 0 {
 			if unsure == 0 || try >= 20 {
 				break
@@ -127,12 +139,75 @@ func endCarrying(token string, since uint64, started time.Time) []Escapee {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
+		var dying []int
 		for _, pid := range pids {
 			e := Escapee{PID: pid, Command: cmdline(pid)}
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			if pidfd, ok := killNow(pid); ok {
 				out = append(out, e)
+				if pidfd >= 0 {
+					dying = append(dying, pidfd)
+				}
 			}
 		}
+		awaitEnd(dying, endWait)
 	}
 	return out
+}
+
+// endWait bounds how long endCarrying waits for the processes it killed
+// to end: a SIGKILL is only delivered when the process next runs.
+const endWait = time.Second
+
+// killNow sends SIGKILL to pid, through a pidfd when the kernel has them
+// (then a pid reused meanwhile is not hit), and returns the pidfd to wait
+// for its end on, -1 without one.
+func killNow(pid int) (pidfd int, ok bool) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1, syscall.Kill(pid, syscall.SIGKILL) == nil
+	}
+	if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) != nil {
+		syscall.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
+// awaitEnd waits up to d for the processes whose pidfds are pidfds to
+// end, so that a process said to be ended is no longer running, and
+// closes the pidfds.
+func awaitEnd(pidfds []int, d time.Duration) {
+	if len(pidfds) == 0 {
+		return
+	}
+	defer func() {
+		for _, fd := range pidfds {
+			syscall.Close(fd)
+		}
+	}()
+	deadline := time.Now().Add(d)
+	left := make([]unix.PollFd, 0, len(pidfds))
+	for _, fd := range pidfds {
+		left = append(left, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	for len(left) > 0 {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return
+		}
+		n, err := unix.Poll(left, int(wait.Milliseconds())+1)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		running := left[:0]
+		for _, p := range left {
+			if p.Revents == 0 {
+				running = append(running, p)
+			}
+		}
+		left = running
+	}
 }

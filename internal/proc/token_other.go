@@ -7,4 +7,4 @@ import "time"
 // Without /proc no process is found by its token.
 func (noProcs) Carrying(token string) []int { return nil }
 
-func endCarrying(token string, since uint64, started time.Time) []Escapee { return nil }
+func endCarrying(token string, since uint64, started time.Time, reaper int) []Escapee { return nil }
