@@ -13,7 +13,10 @@
 # gap holds, for either stand-in: the git processes ralph ran in it (one
 # more run with git behind a logging wrapper) and their time. Add
 # RALPH_GAP_VS=PATH to measure another ralph binary (another commit's) in
-# the same rounds. See bench/gap for the details.
+# the same rounds, and RALPH_GAP_BUSY=N to keep N idle processes running
+# beside it, as a developer's machine does (ending a session's escaped
+# processes once read every process on the machine). See bench/gap for
+# the details.
 set -eu
 cd "$(dirname "$0")/.."
 work=bench/.work
@@ -22,5 +25,6 @@ go build -o "$work/ralph" ./cmd/ralph
 go build -o "$work/gap" ./bench/gap
 vs=""
 [ -n "${RALPH_GAP_VS:-}" ] && vs="-vs $RALPH_GAP_VS"
+[ -n "${RALPH_GAP_BUSY:-}" ] && vs="$vs -busy $RALPH_GAP_BUSY"
 # shellcheck disable=SC2086 # vs is empty or two words
 "$work/gap" -ralph "$work/ralph" -work "${TMPDIR:-/tmp}/ralph-bench-projects" -iterations "${1:-30}" -rounds "${2:-3}" -files "${3:-500}" $vs

@@ -46,6 +46,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,9 +86,18 @@ func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "ralph-gap"), "where the projects are kept between calls")
 	task := flag.Bool("task", false, "measure a task's fixed cost instead of the gap")
 	other := flag.String("vs", "", "another ralph binary (another commit's) measured in the same rounds")
+	busy := flag.Int("busy", 0, "idle processes to keep running beside the bench, as on a developer's machine (which runs 300 to 1,000)")
 	flag.Parse()
 	if *ralph == "" {
 		fail("-ralph is required")
+	}
+	if *busy > 0 {
+		stop, err := idleProcesses(*busy)
+		if err != nil {
+			fail(err.Error())
+		}
+		defer stop()
+		fmt.Printf("%d idle processes run beside the bench\n", *busy)
 	}
 	b, err := newBench(*ralph, *work, *files)
 	if err != nil {
@@ -107,6 +117,34 @@ func main() {
 	if err != nil {
 		fail(err.Error())
 	}
+}
+
+// idleProcesses starts n processes that wait on a pipe this one holds,
+// so that they end with it however it ends, and returns what ends them.
+func idleProcesses(n int) (stop func(), err error) {
+	var cmds []*exec.Cmd
+	var pipes []io.Closer
+	stop = func() {
+		for _, p := range pipes {
+			p.Close()
+		}
+		for _, c := range cmds {
+			_ = c.Wait()
+		}
+	}
+	for range n {
+		c := exec.Command("cat")
+		in, err := c.StdinPipe()
+		if err == nil {
+			err = c.Start()
+		}
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("start idle processes: %w", err)
+		}
+		cmds, pipes = append(cmds, c), append(pipes, in)
+	}
+	return stop, nil
 }
 
 func fail(msg string) {
