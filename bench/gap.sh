@@ -26,5 +26,5 @@ go build -o "$work/gap" ./bench/gap
 vs=""
 [ -n "${RALPH_GAP_VS:-}" ] && vs="-vs $RALPH_GAP_VS"
 [ -n "${RALPH_GAP_BUSY:-}" ] && vs="$vs -busy $RALPH_GAP_BUSY"
-# shellcheck disable=SC2086 # vs is empty or two words
+# shellcheck disable=SC2086 # vs is empty or flags and their values
 "$work/gap" -ralph "$work/ralph" -work "${TMPDIR:-/tmp}/ralph-bench-projects" -iterations "${1:-30}" -rounds "${2:-3}" -files "${3:-500}" $vs

@@ -151,7 +151,8 @@ const flushWait = 5 * time.Second
 
 // Start runs the notifier in the background until stop is called; stop
 // looks at the store one last time and gives the queued messages a few
-// seconds to go out. Nothing it does waits on a channel.
+// seconds to go out (flushWait), after a tap or reply being answered at
+// that moment is finished (finishTimeout at most).
 func (n *Notifier) Start(ctx context.Context) (stop func()) {
 	if len(n.opt.Channels) == 0 {
 		return func() {}

@@ -244,23 +244,29 @@ func (s *Slack) Listen(ctx context.Context, a *Answers) error {
 				return fmt.Errorf("slack socket: %w", err)
 			}
 		}
-		hctx, cancel := finishing(ctx)
-		switch env.Type {
-		case "disconnect":
-			cancel()
+		if env.Type == "disconnect" {
 			return errors.New("slack asked to reconnect")
-		case "interactive":
-			var p slackActions
-			if json.Unmarshal(env.Payload, &p) == nil && p.Type == "block_actions" && len(p.Actions) > 0 {
-				s.onAction(hctx, a, p)
-			}
-		case "events_api":
-			var p slackEvent
-			if json.Unmarshal(env.Payload, &p) == nil {
-				s.onEvent(hctx, a, p)
-			}
 		}
-		cancel()
+		s.handle(ctx, a, env)
+	}
+}
+
+// handle answers one envelope's tap or reply, finishing it when ctx
+// ends meanwhile.
+func (s *Slack) handle(ctx context.Context, a *Answers, env slackEnvelope) {
+	ctx, cancel := finishing(ctx)
+	defer cancel()
+	switch env.Type {
+	case "interactive":
+		var p slackActions
+		if json.Unmarshal(env.Payload, &p) == nil && p.Type == "block_actions" && len(p.Actions) > 0 {
+			s.onAction(ctx, a, p)
+		}
+	case "events_api":
+		var p slackEvent
+		if json.Unmarshal(env.Payload, &p) == nil {
+			s.onEvent(ctx, a, p)
+		}
 	}
 }
 

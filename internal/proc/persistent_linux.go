@@ -229,8 +229,9 @@ type launched struct {
 	start uint64 // the leader's start time, clock ticks after boot
 	// wait waits for the program to end and returns its exit code (-1
 	// when a signal killed it, or its supervisor died) and the
-	// supervisor's pid, the subreaper of what left the program's group
-	// (0 when the supervisor died or stopped answering).
+	// supervisor's pid, the subreaper of what left the program's group:
+	// 0 when the supervisor did not report the end, and a supervisor
+	// that died since is found out by the scan (descendants).
 	wait func() (code, reaper int)
 }
 

@@ -521,33 +521,79 @@ func TestPersistentAdoptsWhatLeftTheGroup(t *testing.T) {
 	}
 }
 
-// descendants finds a process's children and theirs.
+// descendants finds a process's children and theirs, and refuses a
+// root that is not a live child of this process.
 func TestDescendants(t *testing.T) {
+	if _, ok := children(os.Getpid()); !ok {
+		t.Skip("this kernel lists no children (CONFIG_PROC_CHILDREN)")
+	}
 	cmd := exec.Command("sh", "-c", "sleep 300 & sh -c 'sleep 300 & wait' & wait")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		below, ok := descendants(os.Getpid())
-		if !ok {
-			t.Fatal("descendants: this kernel lists no children")
-		}
-		var sleeps int
+		below, ok := descendants(cmd.Process.Pid)
+		var sleeps []int
 		for _, pid := range below {
 			if strings.HasPrefix(cmdline(pid), "sleep 300") {
-				sleeps++
+				sleeps = append(sleeps, pid)
 			}
 		}
-		if sleeps == 2 && slices.Contains(below, cmd.Process.Pid) {
-			return
+		if ok && len(below) == 3 && len(sleeps) == 2 {
+			for _, pid := range sleeps {
+				defer syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("descendants = %v, want the shell %d and two sleeps below it", below, cmd.Process.Pid)
+			t.Fatalf("descendants = %v, %v; want a shell and two sleeps below %d", below, ok, cmd.Process.Pid)
 		}
+	}
+	// Not this process's child: refused, the caller reads every process.
+	if below, ok := descendants(1); ok {
+		t.Errorf("descendants(1) = %v, true; want a refusal", below)
+	}
+	// A root that ended (a zombie, not yet reaped) adopts nothing more.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if st, _ := readStat(zombie.Process.Pid); st.Zombie {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("true never ended")
+		}
+	}
+	if below, ok := descendants(zombie.Process.Pid); ok {
+		t.Errorf("descendants(zombie) = %v, true; want a refusal", below)
+	}
+}
+
+// With a subreaper named, the scan looks only below it: a process that
+// carries the token elsewhere is not its group's.
+func TestCarryingLooksOnlyBelowTheReaper(t *testing.T) {
+	sup := supervisorPID(t)
+	token := newToken()
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	if found, _ := carrying(token, 0, time.Time{}, sup); slices.Contains(found, cmd.Process.Pid) {
+		t.Errorf("carrying below the supervisor found %d, a child of the test", cmd.Process.Pid)
+	}
+	if found, _ := carrying(token, 0, time.Time{}, 0); !slices.Contains(found, cmd.Process.Pid) {
+		t.Errorf("carrying everywhere = %v, want it to hold %d", found, cmd.Process.Pid)
 	}
 }

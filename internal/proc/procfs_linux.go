@@ -39,9 +39,10 @@ func readStat(pid int) (procStat, bool) {
 const statSize = 2048
 
 // readProcFile reads the small file path into buf with one open, reads
-// and a close: ending a group's escapees reads the stat of every process
-// on the machine, and os.ReadFile's stat and growing buffer cost a third
-// of that. A file longer than buf reads as not there.
+// and a close: ending a group's escapees may read the stat of every
+// process on the machine (when the group did not run on the persistent
+// supervisor), and os.ReadFile's stat and growing buffer cost a third of
+// that. A file longer than buf reads as not there.
 func readProcFile(buf []byte, path string) ([]byte, bool) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -212,12 +213,13 @@ func (procfs) HasToken(pid int, token string) bool {
 func processes() ProcessTable { return procfs{} }
 
 // descendants lists the processes below root: its children, theirs, and
-// so on, from /proc/PID/task/TID/children. ok is false when root is gone
-// or this kernel does not list children (CONFIG_PROC_CHILDREN). root is
-// a child subreaper (the persistent supervisor), so a process whose
-// parent ends while the walk runs moves to root: its list is read again
-// at the end until it names no process not yet seen, and no process is
-// missed that existed when the walk began.
+// so on, from /proc/PID/task/TID/children. root is a child subreaper
+// (the persistent supervisor), ralph's child: a process whose parent ends
+// while the walk runs moves to root, so root's list is read again at the
+// end until it names no process not yet seen. ok is false, and the caller
+// reads every process instead, when root is gone, a zombie or not
+// ralph's child, when a list could not be read, or when root kept
+// adopting processes for as long as the walk looked.
 func descendants(root int) (out []int, ok bool) {
 	seen := map[int]bool{}
 	var queue []int
@@ -231,31 +233,43 @@ func descendants(root int) (out []int, ok bool) {
 		}
 		return added
 	}
-	kids, ok := children(root)
-	if !ok {
-		return nil, false
-	}
-	add(kids)
-	for {
+	for round := 0; ; round++ {
+		kids, ok := children(root)
+		if !ok || round == maxRereads {
+			return nil, false
+		}
+		if !add(kids) && round > 0 {
+			break
+		}
 		for len(queue) > 0 {
 			p := queue[0]
 			queue = queue[1:]
 			out = append(out, p)
-			k, _ := children(p)
+			k, ok := children(p)
+			if !ok && exists(p) {
+				return nil, false
+			}
 			add(k)
 		}
-		kids, ok := children(root)
-		if !ok {
-			return nil, false
-		}
-		if !add(kids) {
-			return out, true
-		}
 	}
+	if st, ok := readStat(root); !ok || st.Zombie || st.PPID != os.Getpid() {
+		return nil, false
+	}
+	return out, true
+}
+
+// maxRereads bounds how often descendants reads its root's list.
+const maxRereads = 10
+
+// exists reports whether process pid has an entry in /proc.
+func exists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }
 
 // children lists pid's children, those of each of its threads; ok is
-// false when pid is gone or the kernel does not list children.
+// false when pid is gone or a thread's list could not be read (a kernel
+// without CONFIG_PROC_CHILDREN has none).
 func children(pid int) (out []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 	f, err := os.Open(dir)
@@ -267,12 +281,10 @@ func children(pid int) (out []int, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	var buf [4096]byte
 	for _, tid := range tids {
-		data, read := readProcFile(buf[:], dir+tid+"/children")
-		if !read {
-			// A thread that ended meanwhile has no list, nor children;
-			// a kernel without the lists has none for any thread.
+		data, err := os.ReadFile(dir + tid + "/children")
+		if err != nil {
+			// A thread that ended meanwhile has no list, nor children.
 			if _, err := os.Stat(dir + tid); err == nil {
 				return nil, false
 			}

@@ -20,10 +20,17 @@ import (
 // server is the persistent supervisor's side: the groups it started that
 // have not ended.
 type server struct {
-	mu     sync.Mutex
-	live   map[int]bool
-	ending bool
-	once   sync.Once
+	// forking is held (shared) from a program's fork until it is live,
+	// and alone by reap, so that reap never takes a program's end for an
+	// adopted process's. A fork never waits on mu, so that an exec that
+	// hangs (a program on a hung mount) holds up no end.
+	forking sync.RWMutex
+	mu      sync.Mutex
+	live    map[int]bool
+	ending  bool
+	once    sync.Once
+	// sweep wakes reap.
+	sweep chan struct{}
 }
 
 // serve is the persistent supervisor's life: take connections on the
@@ -37,20 +44,28 @@ func serve(parent, ctl int) int {
 	}
 	// What leaves a program's group and outlives its parent comes here
 	// instead of to init, so that ralph finds it below the supervisor;
-	// reap takes those that end.
+	// reap takes those that end, on each SIGCHLD and twice a second.
+	// Ralph counts on it: a supervisor that cannot be one does not run,
+	// and its programs are started the cold way.
 	if unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != nil {
 		return 1
 	}
-	s := &server{live: map[int]bool{}}
+	s := &server{live: map[int]bool{}, sweep: make(chan struct{}, 1)}
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
-	go s.reap(chld)
+	go func() {
+		for range chld {
+			s.wake()
+		}
+	}()
+	go s.reap()
 	go func() {
 		tick := time.NewTicker(500 * time.Millisecond)
 		for {
 			select {
 			case <-sigs:
 			case <-tick.C:
+				s.wake()
 			}
 			if os.Getppid() != parent {
 				s.end()
@@ -132,8 +147,8 @@ func (s *server) start(p program, fds []int) (int, error) {
 	var pid int
 	var err error
 	// The program is live before reap can see it as a child.
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.forking.RLock()
+	defer s.forking.RUnlock()
 	if !p.Ruleset {
 		pid, err = syscall.ForkExec(p.Path, p.Argv, attr)
 	} else {
@@ -155,21 +170,36 @@ func (s *server) start(p program, fds []int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	s.mu.Lock()
 	s.live[pid] = true
-	if s.ending {
+	ending := s.ending
+	s.mu.Unlock()
+	if ending {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	return pid, nil
 }
 
-// reap reaps, on each SIGCHLD, the children that are not programs the
-// supervisor started: processes that left a program's group and came to
-// the supervisor, the subreaper, when their parent ended.
-func (s *server) reap(chld <-chan os.Signal) {
+// wake makes reap look at the children.
+func (s *server) wake() {
+	select {
+	case s.sweep <- struct{}{}:
+	default:
+	}
+}
+
+// reap reaps the children that are not programs the supervisor started:
+// processes that left a program's group and came to the supervisor, the
+// subreaper, when their parent ended.
+func (s *server) reap() {
 	self := os.Getpid()
-	for range chld {
+	for range s.sweep {
+		s.forking.Lock()
+		kids, ok := children(self)
+		if !ok {
+			kids = childrenByStat(self)
+		}
 		s.mu.Lock()
-		kids, _ := children(self)
 		for _, pid := range kids {
 			if !s.live[pid] {
 				var ws syscall.WaitStatus
@@ -177,7 +207,20 @@ func (s *server) reap(chld <-chan os.Signal) {
 			}
 		}
 		s.mu.Unlock()
+		s.forking.Unlock()
 	}
+}
+
+// childrenByStat lists pid's children from every process's stat: for a
+// kernel that does not list children.
+func childrenByStat(pid int) []int {
+	var out []int
+	for _, p := range pids() {
+		if st, ok := readStat(p); ok && st.PPID == pid {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // wait waits for the group leader pid to end, kills what is left of its
@@ -188,15 +231,17 @@ func (s *server) wait(pid int) syscall.WaitStatus {
 	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == syscall.EINTR {
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	// Reaped and no longer live at once: its pid may be a new program's
+	// the moment it is reaped.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var ws syscall.WaitStatus
 	for {
 		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
 			break
 		}
 	}
-	s.mu.Lock()
 	delete(s.live, pid)
-	s.mu.Unlock()
 	return ws
 }
 

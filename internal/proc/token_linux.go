@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -33,8 +34,12 @@ func carrying(token string, since uint64, older time.Time, reaper int) (found []
 		return nil, 0
 	}
 	self, uid := os.Getpid(), os.Getuid()
-	candidates, ok := descendants(reaper)
-	if reaper == 0 || !ok {
+	var candidates []int
+	ok := false
+	if reaper != 0 {
+		candidates, ok = descendants(reaper)
+	}
+	if !ok {
 		candidates = pids()
 	}
 	for _, pid := range candidates {
@@ -129,9 +134,12 @@ var stampsTrusted = sync.OnceValue(func() bool {
 // was in the middle of an exec).
 func endCarrying(token string, since uint64, started time.Time, reaper int) []Escapee {
 	var out []Escapee
+	killed := map[int]bool{}
+	deadline := time.Now().Add(endWait)
 	for try := 0; try < 40; try++ {
 		older := provenOlder(started, time.Since(started), time.Now().Round(0).Sub(started.Round(0)))
 		pids, unsure := carrying(token, since, older, reaper)
+		pids = slices.DeleteFunc(pids, func(pid int) bool { return killed[pid] })
 		if len(pids) == 0 {
 			if unsure == 0 || try >= 20 {
 				break
@@ -143,24 +151,25 @@ func endCarrying(token string, since uint64, started time.Time, reaper int) []Es
 		for _, pid := range pids {
 			e := Escapee{PID: pid, Command: cmdline(pid)}
 			if pidfd, ok := killNow(pid); ok {
+				killed[pid] = true
 				out = append(out, e)
 				if pidfd >= 0 {
 					dying = append(dying, pidfd)
 				}
 			}
 		}
-		awaitEnd(dying, endWait)
+		awaitEnd(dying, deadline)
 	}
 	return out
 }
 
-// endWait bounds how long endCarrying waits for the processes it killed
-// to end: a SIGKILL is only delivered when the process next runs.
+// endWait bounds how long endCarrying waits, in all, for the processes
+// it killed to end: a SIGKILL is only delivered when the process next
+// runs, and one in an uninterruptible sleep may take longer.
 const endWait = time.Second
 
-// killNow sends SIGKILL to pid, through a pidfd when the kernel has them
-// (then a pid reused meanwhile is not hit), and returns the pidfd to wait
-// for its end on, -1 without one.
+// killNow sends SIGKILL to pid, through a pidfd when the kernel has them,
+// and returns the pidfd to wait for its end on, -1 without one.
 func killNow(pid int) (pidfd int, ok bool) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -173,10 +182,10 @@ func killNow(pid int) (pidfd int, ok bool) {
 	return fd, true
 }
 
-// awaitEnd waits up to d for the processes whose pidfds are pidfds to
-// end, so that a process said to be ended is no longer running, and
-// closes the pidfds.
-func awaitEnd(pidfds []int, d time.Duration) {
+// awaitEnd waits until deadline at most for the processes whose pidfds
+// are pidfds to end, so that a process said to be ended has stopped
+// running (best effort), and closes the pidfds.
+func awaitEnd(pidfds []int, deadline time.Time) {
 	if len(pidfds) == 0 {
 		return
 	}
@@ -185,7 +194,6 @@ func awaitEnd(pidfds []int, d time.Duration) {
 			syscall.Close(fd)
 		}
 	}()
-	deadline := time.Now().Add(d)
 	left := make([]unix.PollFd, 0, len(pidfds))
 	for _, fd := range pidfds {
 		left = append(left, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})

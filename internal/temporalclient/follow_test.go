@@ -194,6 +194,8 @@ func TestProgressLine(t *testing.T) {
 			"task: attempt 1 on w1 · build · iteration 3 · 20 events"},
 		{"result in, not closed yet", temporalrun.Snapshot{Status: temporalrun.Status{Result: &temporalrun.Result{ExitCode: 0, Worker: "w1"}}},
 			"task: ended on w1 with exit code 0"},
+		{"result in before any worker", temporalrun.Snapshot{Status: temporalrun.Status{Result: &temporalrun.Result{ExitCode: 3}}},
+			"task: ended with exit code 3"},
 		{"closed", temporalrun.Snapshot{Status: temporalrun.Status{Result: &temporalrun.Result{ExitCode: 0, Worker: "w1"}}, Closed: "WORKFLOW_EXECUTION_STATUS_COMPLETED"},
 			"task: completed"},
 	}

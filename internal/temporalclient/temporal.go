@@ -151,7 +151,11 @@ func progressLine(name string, s temporalrun.Snapshot) string {
 	case s.Result != nil:
 		// The workflow has its result and is closing: the cluster has
 		// not recorded its close yet.
-		fmt.Fprintf(&b, " ended on %s with exit code %d", s.Result.Worker, s.Result.ExitCode)
+		b.WriteString(" ended")
+		if s.Result.Worker != "" {
+			fmt.Fprintf(&b, " on %s", s.Result.Worker)
+		}
+		fmt.Fprintf(&b, " with exit code %d", s.Result.ExitCode)
 	case sp != nil && !sp.Retry.IsZero():
 		fmt.Fprintf(&b, " retrying at %s", sp.Retry.Local().Format(time.TimeOnly))
 	case sp != nil && len(livePending(s)) > 0:
