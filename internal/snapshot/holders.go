@@ -26,12 +26,20 @@ import (
 type indexHolders struct {
 	path   string // index.holders
 	lock   string // the private index's lock file, index.lock
+	refs   string // the directory of ralph's refs, refs/ralph/, ending in a separator
 	logger *slog.Logger
 }
 
-func newIndexHolders(index string, logger *slog.Logger) *indexHolders {
-	return &indexHolders{path: filepath.Join(filepath.Dir(index), "index.holders"), lock: index + ".lock", logger: logger}
+func newIndexHolders(index, common string, logger *slog.Logger) *indexHolders {
+	return &indexHolders{path: filepath.Join(filepath.Dir(index), "index.holders"), lock: index + ".lock",
+		refs: filepath.Join(common, "refs", "ralph") + string(filepath.Separator), logger: logger}
 }
+
+// refLockAge is how old the lock on one of ralph's refs must be, when no
+// git of this repository's ralph runs, before it counts as left by a git
+// that died: a git writes a ref in milliseconds, and a ralph in another
+// worktree of the repository holds another holders' file.
+const refLockAge = time.Second
 
 // staleLockAge is how old the private index's lock file must be before it
 // counts as left behind by a git that died, when the holders' lock cannot
@@ -62,6 +70,9 @@ func (h *indexHolders) hold() *os.File {
 // lock) or the file is older than staleLockAge, and reports whether it
 // did. Locks on the user's files are never removed.
 func (h *indexHolders) removeStale(ge *git.Error) bool {
+	if lock, ok := h.refLock(ge.Stderr); ok {
+		return h.removeRefLock(lock)
+	}
 	if !strings.Contains(ge.Stderr, h.lock) {
 		return false
 	}
@@ -85,4 +96,41 @@ func (h *indexHolders) removeStale(ge *git.Error) bool {
 	}
 	h.logger.Warn("removing a stale lock on the private snapshot index", "lock", h.lock, "age", time.Since(fi.ModTime()).Round(time.Second))
 	return os.Remove(h.lock) == nil
+}
+
+// refLock returns the lock file git's message stderr says is in its way
+// when it is the lock of one of ralph's refs (refs/ralph/…).
+func (h *indexHolders) refLock(stderr string) (string, bool) {
+	_, rest, ok := strings.Cut(stderr, "Unable to create '")
+	if !ok {
+		return "", false
+	}
+	lock, _, ok := strings.Cut(rest, "': File exists")
+	if !ok || !strings.HasPrefix(lock, h.refs) || !strings.HasSuffix(lock, ".lock") || strings.Contains(lock, "..") {
+		return "", false
+	}
+	return lock, true
+}
+
+// removeRefLock removes lock, the lock of one of ralph's refs that a git
+// killed while it wrote the ref (a snapshot's, the tip) left behind, when
+// no git of this ralph's runs and the lock is older than refLockAge, and
+// reports whether it did. A killed rollback's continuation, within the
+// same second, saves under the same rollback name and would otherwise
+// find its ref locked for good.
+func (h *indexHolders) removeRefLock(lock string) bool {
+	fi, err := os.Stat(lock)
+	if err != nil || time.Since(fi.ModTime()) < refLockAge {
+		return false
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if !lockExclusiveNow(f) {
+		return false
+	}
+	h.logger.Warn("removing the lock on a ralph ref left by a git that died", "lock", lock)
+	return os.Remove(lock) == nil
 }

@@ -111,3 +111,74 @@ func TestIndexLockOfRunningGitKept(t *testing.T) {
 		t.Errorf("error %q does not name the lock", err)
 	}
 }
+
+// A git killed while it wrote a snapshot's ref leaves the ref's lock file
+// behind (a rollback killed during its save; its continuation, within the
+// same second, saves under the same rollback name). No git of this ralph's
+// runs and the lock is old: the save removes it and goes on.
+func TestRefLockOfKilledGitRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	r := open(t, dir)
+	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, ".git", filepath.FromSlash(RefPrefix+TaskPost(1))+".lock")
+	if err := os.WriteFile(lock, []byte(strings.Repeat("1", 40)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * refLockAge)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "a.txt", "b\n")
+	if _, err := r.Save(ctx, TaskPost(1), ""); err != nil {
+		t.Fatalf("Save with its ref's lock left by a killed git: %v", err)
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock is still there: %v", err)
+	}
+}
+
+// A ref's lock is only removed when it is old and no git of this ralph's
+// runs, and only for ralph's own refs.
+func TestRefLockKeptWhileItMayBeHeld(t *testing.T) {
+	dir := newRepo(t)
+	r := open(t, dir)
+	h := r.holders
+	lock := filepath.Join(dir, ".git", filepath.FromSlash(RefPrefix+"manual-1")) + ".lock"
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(path string) string { return "fatal: Unable to create '" + path + "': File exists.\n" }
+	if got, ok := h.refLock(msg(lock)); !ok || got != lock {
+		t.Fatalf("refLock = %q, %v; want %q", got, ok, lock)
+	}
+	for _, other := range []string{filepath.Join(dir, ".git", "refs", "heads", "main.lock"), filepath.Join(dir, ".git", "index.lock"), filepath.Join(dir, ".git", "refs", "ralph", "..", "heads", "main.lock")} {
+		if _, ok := h.refLock(msg(other)); ok {
+			t.Errorf("refLock takes %s for one of ralph's refs", other)
+		}
+	}
+	if h.removeRefLock(lock) {
+		t.Fatal("a lock made just now was removed")
+	}
+	old := time.Now().Add(-2 * refLockAge)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	held := h.hold()
+	if held == nil {
+		t.Fatal("no holders' lock")
+	}
+	if h.removeRefLock(lock) {
+		t.Fatal("a lock was removed while a git of this ralph's may hold it")
+	}
+	held.Close()
+	if !h.removeRefLock(lock) {
+		t.Fatal("an old lock no git holds was kept")
+	}
+}

@@ -121,7 +121,7 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 		gitDir:  gitDir,
 		common:  commonDir(gitDir),
 		index:   index,
-		holders: newIndexHolders(index, logger),
+		holders: newIndexHolders(index, commonDir(gitDir), logger),
 		env:     env,
 		logger:  logger,
 		mu:      mu.(*sync.Mutex),
