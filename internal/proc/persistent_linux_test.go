@@ -581,19 +581,11 @@ func TestDescendants(t *testing.T) {
 func TestCarryingLooksOnlyBelowTheReaper(t *testing.T) {
 	sup := supervisorPID(t)
 	token := newToken()
-	cmd := exec.Command("sleep", "300")
-	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	pid := startCarrier(t, token)
+	if found, _ := carrying(token, 0, time.Time{}, sup); slices.Contains(found, pid) {
+		t.Errorf("carrying below the supervisor found %d, a child of the test", pid)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	if found, _ := carrying(token, 0, time.Time{}, sup); slices.Contains(found, cmd.Process.Pid) {
-		t.Errorf("carrying below the supervisor found %d, a child of the test", cmd.Process.Pid)
-	}
-	if found, _ := carrying(token, 0, time.Time{}, 0); !slices.Contains(found, cmd.Process.Pid) {
-		t.Errorf("carrying everywhere = %v, want it to hold %d", found, cmd.Process.Pid)
+	if found, _ := carrying(token, 0, time.Time{}, 0); !slices.Contains(found, pid) {
+		t.Errorf("carrying everywhere = %v, want it to hold %d", found, pid)
 	}
 }

@@ -157,19 +157,27 @@ func TestExistedBefore(t *testing.T) {
 func TestCarryingFindsANewProcessPastOldOnes(t *testing.T) {
 	token := newToken()
 	started := time.Now()
-	cmd := exec.Command("sleep", "10")
+	pid := startCarrier(t, token)
+	found, _ := carrying(token, 0, started.Add(-ctimeSlack), 0)
+	if !slices.Contains(found, pid) {
+		t.Errorf("carrying = %v, want it to hold %d", found, pid)
+	}
+}
+
+// startCarrier starts a child of the test that carries token in its
+// environment and sleeps until the test ends, and returns its pid.
+func startCarrier(t *testing.T, token string) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-	}()
-	found, _ := carrying(token, 0, started.Add(-ctimeSlack), 0)
-	if !slices.Contains(found, cmd.Process.Pid) {
-		t.Errorf("carrying = %v, want it to hold %d", found, cmd.Process.Pid)
-	}
+	})
+	return cmd.Process.Pid
 }
 
 // TestStampsTrustedHere: Linux's procfs stamps this process's entry after
