@@ -2,6 +2,8 @@ package spec
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ralph-harness/ralph/internal/git"
@@ -79,4 +81,23 @@ func commitsSince(ctx context.Context, root, base string) (string, error) {
 func pendingChanges(ctx context.Context, root, specsDir string) (string, error) {
 	out, err := git.Run(ctx, root, "status", "--short", "--untracked-files=all", "--", ".", ":(exclude).ralph", ":(exclude)"+specsDir)
 	return strings.TrimRight(out, "\n"), err
+}
+
+// indexLock returns the path of the repository's index lock file
+// (.git/index.lock) when it exists, "" otherwise: git commits nothing
+// while it does, and one that a git killed mid-command left behind stays
+// until someone removes it. Ralph never removes it: a git may be running.
+func indexLock(ctx context.Context, root string) string {
+	p, err := git.Line(ctx, root, "rev-parse", "--git-path", "index.lock")
+	if err != nil || p == "" {
+		return ""
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, p)
+	}
+	if _, err := os.Lstat(abs); err != nil {
+		return ""
+	}
+	return p
 }

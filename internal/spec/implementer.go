@@ -84,7 +84,11 @@ func (p *Pipeline) implement(ctx context.Context, r *specRun, pos Position) (str
 		problems = append(problems, fmt.Sprintf("implementer's final message does not end with %s", p.opt.Phrases.Implementer))
 	}
 	if after == before {
-		problems = append(problems, "implementer made no commit (HEAD did not move)")
+		problem := "implementer made no commit (HEAD did not move)"
+		if lock := indexLock(ctx, l.Root); lock != "" {
+			problem += " while " + lock + " exists (git commits nothing while it does; a git killed earlier may have left it)"
+		}
+		problems = append(problems, problem)
 	}
 	if len(problems) > 0 {
 		problem := strings.Join(problems, "; ")

@@ -426,6 +426,22 @@ func TestPlannerWithoutMagicPhraseFailsAfterMaxAttempts(t *testing.T) {
 	}
 }
 
+// An index lock that a killed git left makes every commit fail: the
+// failure names it rather than only saying that no commit was made.
+func TestImplementerNoCommitNamesTheIndexLock(t *testing.T) {
+	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
+	h := newHarness(t, root)
+	h.opt.Planner = agentScript(t, script.Iteration{Actions: []script.Action{write("specs/plans/0001-foo.md", "# Plan\n")}, Final: complete})
+	h.opt.Implementer = agentScript(t, script.Iteration{Actions: []script.Action{
+		sh("touch", ".git/index.lock"), write("foo.txt", "foo\n"), sh("git", "add", "-A"), sh("git", "commit", "-qm", "implement foo")}, Final: complete})
+	h.opt.Verifier = agentScript(t, script.Iteration{Final: pass})
+	rep := h.run(t)
+	wantOutcome(t, rep, Failed)
+	if r := rep.Results[0].Reason; !strings.Contains(r, "implementer made no commit (HEAD did not move) while .git/index.lock exists") {
+		t.Errorf("reason = %q", r)
+	}
+}
+
 func TestHandWrittenPlanIsAdopted(t *testing.T) {
 	root := newRepo(t, map[string]string{"0001-foo.md": "Write foo.txt.\n"})
 	writeFile(t, root, "specs/plans/0001-foo.md", "# My own plan\n1. write foo.txt\n")
