@@ -480,16 +480,17 @@ func TestPersistentAdoptsWhatLeftTheGroup(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() {
 		// The subshell that started it ends at once: its parent is gone
-		// while the program still runs.
+		// while the program still runs. It writes its pid once it has
+		// left the group.
 		res, _ := Run(ctx, Spec{EndEscaped: true, Argv: []string{"sh", "-c",
-			`(setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$0"); sleep 300`, pidFile}})
+			`(setsid sh -c 'echo $$ > "$0"; exec sleep 300' "$0" </dev/null >/dev/null 2>&1 &); sleep 300`, pidFile}})
 		done <- res
 	}()
 	pid := waitFile(t, pidFile)
 	var st procStat
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		st, _ = readStat(pid)
-		if st.PPID == sup || time.Now().After(deadline) {
+		if (st.PPID == sup && st.PGID == pid) || time.Now().After(deadline) {
 			break
 		}
 	}

@@ -269,8 +269,26 @@ func exists(pid int) bool {
 
 // children lists pid's children, those of each of its threads; ok is
 // false when pid is gone or a thread's list could not be read (a kernel
-// without CONFIG_PROC_CHILDREN has none).
+// without CONFIG_PROC_CHILDREN has none). The kernel's list may skip a
+// child when another one ends while it is read: the lists are read until
+// two reads agree, maxRereads times at most.
 func children(pid int) (out []int, ok bool) {
+	prev, ok := readChildren(pid)
+	for i := 0; ok && i < maxRereads; i++ {
+		next, ok := readChildren(pid)
+		if !ok {
+			return nil, false
+		}
+		if sameSet(prev, next) {
+			return next, true
+		}
+		prev = next
+	}
+	return nil, false
+}
+
+// readChildren reads pid's children lists once.
+func readChildren(pid int) (out []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 	f, err := os.Open(dir)
 	if err != nil {
@@ -297,4 +315,21 @@ func children(pid int) (out []int, ok bool) {
 		}
 	}
 	return out, true
+}
+
+// sameSet reports whether a and b hold the same pids.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	in := make(map[int]bool, len(a))
+	for _, p := range a {
+		in[p] = true
+	}
+	for _, p := range b {
+		if !in[p] {
+			return false
+		}
+	}
+	return true
 }
