@@ -72,12 +72,7 @@ func TestSaveSameSecondNames(t *testing.T) {
 // says the name is malformed rather than unknown.
 func TestInvalidNames(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "a.txt", "a\n")
-	r := open(t, dir)
-	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
-		t.Fatal(err)
-	}
+	_, r, _, _ := savedRepo(t, "a.txt", "a\n")
 	for _, name := range []string{"task-*", "task-1-*", "*", "task-1-pre/../task-1-pre", "task"} {
 		ok, err := r.Exists(ctx, name)
 		if ok || err != nil {

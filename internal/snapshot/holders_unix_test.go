@@ -56,12 +56,7 @@ func gitHoldingIndexLock(t *testing.T, dir string, holders *os.File) (*exec.Cmd,
 // of failing with "File exists" for two minutes.
 func TestIndexLockOfKilledGitRemovedAtOnce(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "a.txt", "a\n")
-	r := open(t, dir)
-	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
 	cmd, stdin := gitHoldingIndexLock(t, dir, nil)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
@@ -81,12 +76,7 @@ func TestIndexLockOfKilledGitRemovedAtOnce(t *testing.T) {
 // write the index at once.
 func TestIndexLockOfRunningGitKept(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "a.txt", "a\n")
-	r := open(t, dir)
-	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
 	h := r.holders.hold()
 	if h == nil {
 		t.Fatal("no shared lock on the holders' file")
@@ -118,12 +108,7 @@ func TestIndexLockOfRunningGitKept(t *testing.T) {
 // runs and the lock is old: the save removes it and goes on.
 func TestRefLockOfKilledGitRemoved(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "a.txt", "a\n")
-	r := open(t, dir)
-	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
 	lock := filepath.Join(dir, ".git", filepath.FromSlash(RefPrefix+TaskPost(1))+".lock")
 	if err := os.WriteFile(lock, []byte(strings.Repeat("1", 40)+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -810,12 +810,7 @@ func TestRollbackRefusesToReplacePrivateFiles(t *testing.T) {
 
 func TestStaleLockOnPrivateIndex(t *testing.T) {
 	ctx := context.Background()
-	dir := newRepo(t)
-	write(t, dir, "a.txt", "a\n")
-	r := open(t, dir)
-	if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
 	lock := filepath.Join(dir, ".git", "ralph", "index.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
