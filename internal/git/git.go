@@ -130,12 +130,19 @@ func forcedConfig(count string) []string {
 	return append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", n+len(forced)))
 }
 
+// IdentityName and IdentityEmail are who authors and commits the commits
+// ralph makes itself.
+const (
+	IdentityName  = "ralph"
+	IdentityEmail = "ralph@localhost"
+)
+
 // Identity is the author and committer of the commits ralph makes itself
 // (snapshots, landings), for Options.Env, so that a machine with no git
 // identity works.
 var Identity = []string{
-	"GIT_AUTHOR_NAME=ralph", "GIT_AUTHOR_EMAIL=ralph@localhost",
-	"GIT_COMMITTER_NAME=ralph", "GIT_COMMITTER_EMAIL=ralph@localhost",
+	"GIT_AUTHOR_NAME=" + IdentityName, "GIT_AUTHOR_EMAIL=" + IdentityEmail,
+	"GIT_COMMITTER_NAME=" + IdentityName, "GIT_COMMITTER_EMAIL=" + IdentityEmail,
 }
 
 // Options are the rarer parts of a call.

@@ -24,9 +24,9 @@ const IterationRefPrefix = "refs/ralph/iterations/"
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // iterationCommitDelay is how long the chain's commits wait after an
-// iteration is recorded, so that they are written while the next agent
-// runs rather than between two agents, and a burst of short iterations
-// is written in one go.
+// iteration is recorded, and between two rounds of the worker, so that
+// they are written while the next agent runs rather than between two
+// agents, and a burst of short iterations moves the chain's ref once.
 const iterationCommitDelay = 250 * time.Millisecond
 
 // Changes is what a watcher of the working tree saw change since the
@@ -233,6 +233,11 @@ type iterationCommits struct {
 	delay   time.Duration // 0: iterationCommitDelay
 	// tips are the chains' tips the worker wrote (its own).
 	tips map[string]string
+	// objects writes the commits in the worker itself, into the
+	// directory looseObjects names ("" when git writes them); known
+	// once it asked.
+	objects      looseWriter
+	objectsKnown bool
 }
 
 func (q *iterationCommits) add(r *Repo, c iterationCommit) {
@@ -253,13 +258,13 @@ func (q *iterationCommits) add(r *Repo, c iterationCommit) {
 
 func (q *iterationCommits) work(r *Repo, delay time.Duration, hurry, done chan struct{}) {
 	defer close(done)
-	t := time.NewTimer(delay)
-	select {
-	case <-t.C:
-	case <-hurry:
-		t.Stop()
-	}
 	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-hurry:
+			t.Stop()
+		}
 		q.mu.Lock()
 		batch := q.pending
 		q.pending = nil
@@ -287,6 +292,9 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 	if q.tips == nil {
 		q.tips = map[string]string{}
 	}
+	if !q.objectsKnown {
+		q.objects, q.objectsKnown = looseWriter{dir: r.looseObjects(ctx)}, true
+	}
 	var order []string
 	moved := map[string]bool{}
 	for _, c := range batch {
@@ -296,16 +304,11 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 				parent = strings.TrimSpace(string(out))
 			}
 		}
-		args := []string{"commit-tree", "--no-gpg-sign", c.tree, "-m", c.msg}
-		if parent != "" {
-			args = append(args, "-p", parent)
-		}
-		date := fmt.Sprintf("%d +0000", c.at.Unix())
-		out, err := r.git(ctx, nil, []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
+		id, err := q.commit(ctx, r, c, parent)
 		if err != nil {
 			return fmt.Errorf("record %s: %w", c.msg, err)
 		}
-		q.tips[c.ref] = strings.TrimSpace(string(out))
+		q.tips[c.ref] = id
 		if !moved[c.ref] {
 			moved[c.ref] = true
 			order = append(order, c.ref)
@@ -322,6 +325,24 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 		return fmt.Errorf("record iterations: %w", err)
 	}
 	return nil
+}
+
+// commit writes c's commit on parent ("" for none) and returns its id:
+// itself when it can (looseObjects), by `git commit-tree` otherwise.
+func (q *iterationCommits) commit(ctx context.Context, r *Repo, c iterationCommit, parent string) (string, error) {
+	if q.objects.dir != "" {
+		return q.objects.write("commit", commitObject(c.tree, parent, c.msg, c.at))
+	}
+	args := []string{"commit-tree", "--no-gpg-sign", c.tree, "-m", c.msg}
+	if parent != "" {
+		args = append(args, "-p", parent)
+	}
+	date := fmt.Sprintf("%d +0000", c.at.Unix())
+	out, err := r.git(ctx, nil, []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // flush wakes the worker and waits for it.
