@@ -33,11 +33,19 @@ const barrierTimeout = 10 * time.Second
 // per file (kqueue) or report changes differently, and a Tracker hashes the
 // whole tree instead.
 type watcher struct {
-	fs      *fsnotify.Watcher
-	root    string          // cleaned absolute or relative root
-	dirs    map[string]bool // watched directories, relative to root
-	marker  string          // the private directory drain writes in
-	markers int             // markers written, to name the next one
+	fs     *fsnotify.Watcher
+	root   string          // cleaned absolute or relative root
+	dirs   map[string]bool // watched directories, relative to root
+	marker string          // the private directory drain writes in
+	// beacon is the file in marker that drain writes a byte to, kept
+	// from one drain to the next: creating a file each time costs more
+	// than the rest of a drain (a file system allocates an inode, and
+	// ext4 searches for one not recently freed). beacons counts the
+	// files made, to name the next: a drain that returns before its own
+	// write's event drops its beacon, so that the next drain's is a new
+	// file and an event of the old one left unread is never taken for it.
+	beacon  *os.File
+	beacons int
 }
 
 func newWatcher(root string) (*watcher, error) {
@@ -89,8 +97,36 @@ func sweepMarkers() {
 }
 
 func (w *watcher) close() {
+	w.dropBeacon()
 	w.fs.Close()
 	os.RemoveAll(w.marker)
+}
+
+// dropBeacon closes and removes the beacon, if any.
+func (w *watcher) dropBeacon() {
+	if w.beacon != nil {
+		w.beacon.Close()
+		os.Remove(w.beacon.Name())
+		w.beacon = nil
+	}
+}
+
+// signal writes to the beacon, made when there is none; it returns the
+// beacon's path, which the kernel reports the write on.
+func (w *watcher) signal() (string, error) {
+	if w.beacon == nil {
+		w.beacons++
+		f, err := os.OpenFile(filepath.Join(w.marker, strconv.Itoa(w.beacons)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", fmt.Errorf("watch: %w", err)
+		}
+		w.beacon = f
+	}
+	if _, err := w.beacon.WriteAt([]byte{0}, 0); err != nil {
+		w.dropBeacon()
+		return "", fmt.Errorf("watch: %w", err)
+	}
+	return w.beacon.Name(), nil
 }
 
 func (w *watcher) abs(rel string) string {
@@ -144,14 +180,16 @@ func (w *watcher) drain(ctx context.Context) (changed map[string]bool, rescan bo
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	w.markers++
-	mark := filepath.Join(w.marker, strconv.Itoa(w.markers))
-	if err := os.WriteFile(mark, nil, 0o600); err != nil {
-		return nil, false, fmt.Errorf("watch: %w", err)
+	mark, err := w.signal()
+	if err != nil {
+		return nil, false, err
 	}
-	if err := os.Remove(mark); err != nil {
-		return nil, false, fmt.Errorf("watch: %w", err)
-	}
+	reached := false
+	defer func() {
+		if !reached {
+			w.dropBeacon()
+		}
+	}()
 	timeout := time.NewTimer(barrierTimeout)
 	defer timeout.Stop()
 	changed = map[string]bool{}
@@ -161,7 +199,8 @@ func (w *watcher) drain(ctx context.Context) (changed map[string]bool, rescan bo
 			if !ok {
 				return nil, false, errors.New("watch: closed")
 			}
-			if ev.Name == mark && ev.Has(fsnotify.Remove) {
+			if ev.Name == mark && ev.Has(fsnotify.Write) {
+				reached = true
 				return changed, false, nil
 			}
 			if ev.Name == w.marker || strings.HasPrefix(ev.Name, w.marker+string(filepath.Separator)) {

@@ -1,6 +1,8 @@
 package stall
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,5 +42,53 @@ func TestNewWatcherSweepsDeadOwnersMarkers(t *testing.T) {
 	}
 	if filepath.Dir(w.marker) != tmp {
 		t.Errorf("marker %s not in %s", w.marker, tmp)
+	}
+}
+
+// A drain makes no file once its beacon exists (making one is most of
+// what a drain costs), and it still sees every change made before it. A
+// drain that returned before its own write's event leaves that event
+// unread: the next drain must not take it for its own, or it would
+// return before the changes made since.
+func TestDrainReusesItsBeacon(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	root := t.TempDir()
+	w, err := newWatcher(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.add(""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 5 {
+		name := fmt.Sprintf("f%d.txt", i)
+		if err := os.WriteFile(filepath.Join(root, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		changed, rescan, err := w.drain(ctx)
+		if err != nil || rescan || !changed[name] {
+			t.Fatalf("drain %d = %v %v %v, want %s", i, changed, rescan, err, name)
+		}
+	}
+	if w.beacons != 1 {
+		t.Errorf("five drains made %d beacon files, want 1", w.beacons)
+	}
+	if entries, _ := os.ReadDir(w.marker); len(entries) != 1 {
+		t.Errorf("the private directory holds %d files, want the one beacon", len(entries))
+	}
+
+	// As a drain cut short leaves it: its write's event unread.
+	if _, err := w.signal(); err != nil {
+		t.Fatal(err)
+	}
+	w.dropBeacon()
+	if err := os.WriteFile(filepath.Join(root, "late.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, rescan, err := w.drain(ctx)
+	if err != nil || rescan || !changed["late.txt"] {
+		t.Errorf("drain after one cut short = %v %v %v, want late.txt", changed, rescan, err)
 	}
 }
