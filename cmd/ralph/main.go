@@ -14,6 +14,7 @@ import (
 	"runtime/trace"
 
 	"github.com/ralph-harness/ralph/internal/cli"
+	"github.com/ralph-harness/ralph/internal/sandbox"
 	// ralph re-executes itself as the supervisor of the programs it
 	// runs; this package's init does that before the heavy packages
 	// initialise, and otherwise arms supervision for the run.
@@ -34,6 +35,8 @@ func main() {
 	}
 	code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	// The agents' private temporary directories kept for calls to come.
+	sandbox.RemoveSpare()
 	os.Exit(code)
 }
 

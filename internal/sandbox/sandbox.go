@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Mode is how an agent is confined: [sandbox] mode.
@@ -188,6 +189,7 @@ type Confinement struct {
 	Policy Policy
 	// TmpDir is the call's private temporary directory.
 	TmpDir string
+	closed bool
 }
 
 // Env returns what the agent's environment needs: TMPDIR (and its
@@ -196,9 +198,79 @@ func (c *Confinement) Env() []string {
 	return []string{"TMPDIR=" + c.TmpDir, "TMP=" + c.TmpDir, "TEMP=" + c.TmpDir}
 }
 
-// Close removes the temporary directory and what the agent left in it.
+// Close removes what the agent left in the temporary directory and keeps
+// the directory, empty, for this process's next call (one that cannot be
+// emptied is removed). Calls after the first do nothing.
 func (c *Confinement) Close() error {
-	return os.RemoveAll(c.TmpDir)
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if err := emptyDir(c.TmpDir); err != nil {
+		return os.RemoveAll(c.TmpDir)
+	}
+	spareTmp.Lock()
+	spareTmp.dirs = append(spareTmp.dirs, c.TmpDir)
+	spareTmp.Unlock()
+	return nil
+}
+
+// TmpPrefix begins the name of a call's private temporary directory; the
+// pid of the ralph that made it and a dash follow, so that the
+// directories of a ralph killed outright can be told and removed
+// (proc.SweepTemp).
+const TmpPrefix = "ralph-agent-"
+
+// spareTmp holds the private temporary directories of ended calls,
+// emptied, for the next calls of this process: making a directory costs
+// more than the rest of preparing a call (ext4 searches for an inode not
+// recently freed), and a call after call is what a run is.
+var spareTmp struct {
+	sync.Mutex
+	dirs []string
+}
+
+// privateTmp returns an empty private temporary directory for one call:
+// a spare one, or a new one.
+func privateTmp() (string, error) {
+	spareTmp.Lock()
+	for len(spareTmp.dirs) > 0 {
+		d := spareTmp.dirs[len(spareTmp.dirs)-1]
+		spareTmp.dirs = spareTmp.dirs[:len(spareTmp.dirs)-1]
+		// The agent may have opened it to others (chmod is not an
+		// access the sandbox refuses): private again.
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && os.Chmod(d, 0o700) == nil {
+			spareTmp.Unlock()
+			return d, nil
+		}
+	}
+	spareTmp.Unlock()
+	return os.MkdirTemp("", TmpPrefix+strconv.Itoa(os.Getpid())+"-")
+}
+
+// RemoveSpare removes the temporary directories kept for calls to come:
+// for a process that makes no more calls (ralph as it exits).
+func RemoveSpare() {
+	spareTmp.Lock()
+	defer spareTmp.Unlock()
+	for _, d := range spareTmp.dirs {
+		os.RemoveAll(d)
+	}
+	spareTmp.dirs = nil
+}
+
+// emptyDir removes everything in dir.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // systemRead are the places programs are run from and configured by.
@@ -261,7 +333,7 @@ func Prepare(s *Settings, t Target) (*Confinement, error) {
 			}
 		}
 	}
-	tmp, err := os.MkdirTemp("", "ralph-agent-*")
+	tmp, err := privateTmp()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

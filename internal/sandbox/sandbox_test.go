@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -154,8 +155,57 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("Env = %q", env)
 	}
 	c.Close()
+	RemoveSpare()
 	if _, err := os.Stat(c.TmpDir); !os.IsNotExist(err) {
-		t.Errorf("Close left %s", c.TmpDir)
+		t.Errorf("Close and RemoveSpare left %s", c.TmpDir)
+	}
+}
+
+// A call's private temporary directory is emptied when it ends and kept
+// for the next call of the process, private again whatever the agent
+// made of it; it is never handed to two calls at once, and RemoveSpare
+// removes what is kept.
+func TestPrivateTmpReused(t *testing.T) {
+	RemoveSpare()
+	s := &Settings{Mode: ModeWorkspace}
+	prep := func() *Confinement {
+		t.Helper()
+		c, err := Prepare(s, Target{Dir: t.TempDir(), Home: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a := prep()
+	if !strings.HasPrefix(filepath.Base(a.TmpDir), TmpPrefix+strconv.Itoa(os.Getpid())+"-") {
+		t.Errorf("TmpDir %s is not named for this process", a.TmpDir)
+	}
+	os.MkdirAll(filepath.Join(a.TmpDir, "sub", "deep"), 0o755)
+	os.WriteFile(filepath.Join(a.TmpDir, "sub", "deep", "f"), []byte("left"), 0o600)
+	os.Chmod(a.TmpDir, 0o777)
+	a.Close()
+	a.Close() // once only
+	b := prep()
+	if b.TmpDir != a.TmpDir {
+		t.Errorf("the next call got %s, want the ended call's %s", b.TmpDir, a.TmpDir)
+	}
+	if entries, err := os.ReadDir(b.TmpDir); err != nil || len(entries) != 0 {
+		t.Errorf("the kept directory holds %d entries (%v), want none", len(entries), err)
+	}
+	if fi, err := os.Stat(b.TmpDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the kept directory's mode is %v (%v), want 0700", fi.Mode().Perm(), err)
+	}
+	c := prep() // b has it: c gets another
+	if c.TmpDir == b.TmpDir {
+		t.Errorf("two calls share %s", c.TmpDir)
+	}
+	b.Close()
+	c.Close()
+	RemoveSpare()
+	for _, d := range []string{b.TmpDir, c.TmpDir} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("RemoveSpare left %s", d)
+		}
 	}
 }
 

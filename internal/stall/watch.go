@@ -52,8 +52,8 @@ func newWatcher(root string) (*watcher, error) {
 	if runtime.GOOS != "linux" {
 		return nil, errors.New("watching the tree is supported on Linux only")
 	}
-	sweepMarkers()
-	marker, err := os.MkdirTemp("", markerPrefix+strconv.Itoa(os.Getpid())+"-")
+	proc.SweepTemp(markerPrefix)
+	marker, err := proc.MkdirTemp(markerPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
@@ -73,28 +73,6 @@ func newWatcher(root string) (*watcher, error) {
 // markerPrefix begins the name of a watcher's private directory in the
 // temporary directory; the owning process's pid and a dash follow it.
 const markerPrefix = "ralph-watch-"
-
-// sweepMarkers removes the private directories of watchers whose process
-// is gone: a ralph killed outright never reached close.
-func sweepMarkers() {
-	tmp := os.TempDir()
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), markerPrefix)
-		if !ok || !e.IsDir() {
-			continue
-		}
-		pidText, _, ok := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || proc.Alive(pid) {
-			continue
-		}
-		os.RemoveAll(filepath.Join(tmp, e.Name()))
-	}
-}
 
 func (w *watcher) close() {
 	w.dropBeacon()

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/agent"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/sandbox"
 )
 
@@ -19,10 +20,15 @@ type Confinement struct {
 	reported map[string]bool
 }
 
+// sweptTmp removes, at this process's first call, the private temporary
+// directories a ralph killed outright left.
+var sweptTmp sync.Once
+
 // Confine prepares the sandbox of one call of program under settings s,
 // letting it also read the paths of read and write those of write; nil
 // when s does not confine.
 func Confine(s *sandbox.Settings, t sandbox.Target, read, write []string) (*Confinement, error) {
+	sweptTmp.Do(func() { proc.SweepTemp(sandbox.TmpPrefix) })
 	c, err := sandbox.Prepare(s, t)
 	if err != nil || c == nil {
 		return nil, err
