@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/guard"
+	"github.com/ralph-harness/ralph/internal/proc"
 )
 
 // The history guard (SPEC §2: any move of the user's branch that drops
@@ -64,11 +66,13 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 			r.guardNotes = append(r.guardNotes, rep.Feedback())
 		}
 	}
+	r.historyQuiet = quietCheck{}
 	if err != nil {
 		// The last mark stays: the next hook compares with it.
 		e.log.Warn("guard the history", "task", r.number, "err", err)
 	} else {
 		rec.Mark = &mark
+		r.historyQuiet = quietCheck{at: e.now(), runs: proc.Runs(), ok: true}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil || (ok && string(b) == raw) {
@@ -80,6 +84,31 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 		return
 	}
 	r.history = &historyCache{taskID: r.taskID, rec: rec, raw: string(b)}
+}
+
+// quietFor is how long after a history check a program-free stretch
+// counts as quiet: what a person does to the repository meanwhile (while
+// ralph waits for them, say) is then seen by the next check.
+const quietFor = time.Second
+
+// quietCheck is a history check that found nothing it did not expect.
+type quietCheck struct {
+	at   time.Time
+	runs int64 // proc.Runs() after the check
+	ok   bool
+}
+
+// guardHistoryBeforeAgent is the check before the agent runs, skipped
+// when the check after the last agent run (or the gates after it) was
+// quiet and no program ran since: only ralph has touched the repository
+// since, and nothing of ralph's moves the branch or the snapshot refs
+// behind the mark's back.
+func (e *Engine) guardHistoryBeforeAgent(ctx context.Context, r *run) {
+	q := r.historyQuiet
+	if q.ok && q.runs == proc.Runs() && e.now().Sub(q.at) < quietFor {
+		return
+	}
+	e.guardHistory(ctx, r)
 }
 
 // historyCache is a task's historyRecord as the store holds it, kept by

@@ -293,7 +293,7 @@ func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end 
 func (e *Engine) iterationPrompt(ctx context.Context, r *run) (system, user string, err error) {
 	// The history guard marks the branch before the agent runs; its and
 	// the files guard's notes go to feedback.md before the prompt reads it.
-	e.guardHistory(ctx, r)
+	e.guardHistoryBeforeAgent(ctx, r)
 	e.writeGuardNotes(r)
 	data := e.promptData(r.iteration, "")
 	e.applyPlanPrompt(&data)

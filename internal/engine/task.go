@@ -208,6 +208,9 @@ type run struct {
 	// history is the task's historyRecord as this run last read or
 	// wrote it in the store (guard_history.go), nil before the first.
 	history *historyCache
+	// historyQuiet is when the last history check found the repository
+	// as marked, and proc.Runs() then (guard_history.go).
+	historyQuiet quietCheck
 	// idle marks the iteration as no progress for stall detection: it
 	// asked to finish with the previous task's plan unchanged.
 	idle bool

@@ -67,6 +67,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -286,6 +287,13 @@ func environ(unset, extra []string) []string {
 // the escape in Result.Escaped.
 const PipeGrace = 500 * time.Millisecond
 
+// runs counts the calls of Run in this process.
+var runs atomic.Int64
+
+// Runs is how many programs this process has asked Run to start: equal
+// at two moments, no program ran between them (as far as Run knows).
+func Runs() int64 { return runs.Load() }
+
 // Run starts the process described by s and waits for it to end. It
 // returns an error wrapping exec.ErrNotFound when the program does not
 // exist, ErrIdle on an idle timeout, and ctx.Err() when ctx ended first;
@@ -294,6 +302,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if len(s.Argv) == 0 {
 		return Result{}, errors.New("run: empty command")
 	}
+	runs.Add(1)
 	path, err := exec.LookPath(s.Argv[0])
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
