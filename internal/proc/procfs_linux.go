@@ -212,11 +212,12 @@ func (procfs) HasToken(pid int, token string) bool {
 
 func processes() ProcessTable { return procfs{} }
 
-// descendants lists the processes below root: its children, theirs, and
-// so on, from /proc/PID/task/TID/children. root is a child subreaper
-// (the persistent supervisor), ralph's child: a process whose parent ends
-// while the walk runs moves to root, so root's list is read again at the
-// end until it names no process not yet seen. ok is false, and the caller
+// descendants lists the processes below root that root took in: the
+// children of its main thread (adopted), theirs, and so on, from
+// /proc/PID/task/TID/children. root is a child subreaper (the persistent
+// supervisor), ralph's child: a process whose parent ends while the walk
+// runs moves to root, so root's list is read again at the end until it
+// names no process not yet seen. ok is false, and the caller
 // reads every process instead, when root is gone, a zombie or not
 // ralph's child, when a list could not be read, or when root kept
 // adopting processes for as long as the walk looked.
@@ -234,7 +235,7 @@ func descendants(root int) (out []int, ok bool) {
 		return added
 	}
 	for round := 0; ; round++ {
-		kids, ok := children(root)
+		kids, ok := adopted(root)
 		if !ok || round == maxRereads {
 			return nil, false
 		}
@@ -273,9 +274,35 @@ func exists(pid int) bool {
 // child when another one ends while it is read: the lists are read until
 // two reads agree, maxRereads times at most.
 func children(pid int) (out []int, ok bool) {
-	prev, ok := readChildren(pid)
+	return agreed(func() ([]int, bool) { return readChildren(pid) })
+}
+
+// adopted lists the children of the child subreaper pid's main thread,
+// read as children reads them; ok is false when the list cannot be read.
+// The kernel hands a process whose parent ends to the first thread of
+// its subreaper that is not exiting: the main thread, while the process
+// lives (a Go program's main thread never ends before it). So the list
+// holds every process pid took in, without reading the lists of its
+// other threads; a program pid started is in it once the thread that
+// started it has ended.
+func adopted(pid int) (out []int, ok bool) {
+	list := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children"
+	return agreed(func() ([]int, bool) {
+		data, err := os.ReadFile(list)
+		if err != nil {
+			return nil, false
+		}
+		return parsePids(data), true
+	})
+}
+
+// agreed calls read until two calls agree (a kernel's children list can
+// skip a child when another ends while it is read), maxRereads times at
+// most.
+func agreed(read func() ([]int, bool)) (out []int, ok bool) {
+	prev, ok := read()
 	for i := 0; ok && i < maxRereads; i++ {
-		next, ok := readChildren(pid)
+		next, ok := read()
 		if !ok {
 			return nil, false
 		}
@@ -308,13 +335,20 @@ func readChildren(pid int) (out []int, ok bool) {
 			}
 			continue
 		}
-		for _, f := range strings.Fields(string(data)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				out = append(out, n)
-			}
-		}
+		out = append(out, parsePids(data)...)
 	}
 	return out, true
+}
+
+// parsePids reads a children list: pids separated by spaces.
+func parsePids(data []byte) []int {
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // sameSet reports whether a and b hold the same pids.

@@ -195,7 +195,7 @@ func (s *server) reap() {
 	self := os.Getpid()
 	for range s.sweep {
 		s.forking.Lock()
-		kids, ok := children(self)
+		kids, ok := adopted(self)
 		if !ok {
 			kids = childrenByStat(self)
 		}
