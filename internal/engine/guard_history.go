@@ -74,6 +74,9 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 		rec.Mark = &mark
 		r.historyQuiet = quietCheck{at: e.now(), runs: proc.Runs(), ok: true}
 	}
+	if c := r.history; ok && c != nil && c.taskID == r.taskID && sameRecord(c.rec, rec) {
+		return // as stored: no need to encode it (a mark of many snapshot refs takes a while)
+	}
 	b, err := json.Marshal(rec)
 	if err != nil || (ok && string(b) == raw) {
 		return
@@ -118,6 +121,14 @@ type historyCache struct {
 	taskID int64
 	rec    historyRecord
 	raw    string
+}
+
+// sameRecord reports whether two history records say the same.
+func sameRecord(a, b historyRecord) bool {
+	if a.Origin != b.Origin || (a.Mark == nil) != (b.Mark == nil) {
+		return false
+	}
+	return a.Mark == nil || (a.Mark.Tip == b.Mark.Tip && maps.Equal(a.Mark.Refs, b.Mark.Refs))
 }
 
 // historyRecord returns the task's record and its stored form; ok is
