@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -113,23 +114,30 @@ func (s *Store) EventsPage(ctx context.Context, q EventQuery) ([]Event, error) {
 	if q.Source != "" {
 		where, args = append(where, "source = ?"), append(args, q.Source)
 	}
-	if utf8.RuneCountInString(q.Search) >= 3 {
-		// The trigram index finds every substring of three characters
-		// or more, as LIKE does (case-insensitively for ASCII).
-		where = append(where, `id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)`)
-		args = append(args, `"`+strings.ReplaceAll(q.Search, `"`, `""`)+`"`)
-	} else if q.Search != "" {
-		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Search) + "%"
-		where = append(where, `(text LIKE ? ESCAPE '\' OR tool LIKE ? ESCAPE '\' OR data LIKE ? ESCAPE '\')`)
-		args = append(args, like, like, like)
-	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	sel, filters := `SELECT `+eventColumns+` FROM events WHERE `, strings.Join(where, " AND ")
+	like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(q.Search) + "%"
+	const scan = `(text LIKE ? ESCAPE '\' OR tool LIKE ? ESCAPE '\' OR data LIKE ? ESCAPE '\')`
+	query := sel + filters
+	switch {
+	case utf8.RuneCountInString(q.Search) >= 3:
+		// The trigram index finds every substring of three characters
+		// or more, as LIKE does (case-insensitively for ASCII). The
+		// events committed since it last caught up (ftsindex.go) are
+		// read instead: two selects, each through its own index.
+		match := `"` + strings.ReplaceAll(q.Search, `"`, `""`) + `"`
+		query += ` AND id IN (SELECT rowid FROM events_fts WHERE events_fts MATCH ?)` +
+			` UNION ALL ` + sel + filters + ` AND id > (SELECT indexed FROM events_fts_done) AND ` + scan
+		args = append(append(append(slices.Clip(args), match), args...), like, like, like)
+	case q.Search != "":
+		query += ` AND ` + scan
+		args = append(args, like, like, like)
+	}
 	args = append(args, limit)
-	out, err := s.queryEvents(ctx, `SELECT `+eventColumns+` FROM events WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, args...)
+	out, err := s.queryEvents(ctx, query+` ORDER BY id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}

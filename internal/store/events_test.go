@@ -32,6 +32,10 @@ func seedEvents(t testing.TB, s *Store, n int) int64 {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	// A past run's events: the search index holds them.
+	if err := s.IndexEvents(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return task
 }
 
@@ -84,6 +88,90 @@ func TestEventSearchUsesTheIndex(t *testing.T) {
 	_, _ = s.AddEvent(ctx, Event{TaskID: 1, Kind: "text", Text: "a brand new zebra"})
 	if evs, _ := s.EventsPage(ctx, EventQuery{Search: "zebra"}); len(evs) != 1 {
 		t.Errorf("a new event is not found: %d", len(evs))
+	}
+}
+
+// Events enter the search index after they are committed, in batches: a
+// search finds them before (read from the table) and after (from the
+// index), the index catches up by itself and when the store closes, and
+// it stays whole when events in it and not yet in it are changed or
+// deleted.
+func TestSearchIndexCatchesUp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := seedEvents(t, s, 50)
+	indexed := func(s *Store, word string) int {
+		t.Helper()
+		var n int
+		if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM events_fts WHERE events_fts MATCH ?`, `"`+word+`"`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	whole := func(s *Store) {
+		t.Helper()
+		if _, err := s.DB().ExecContext(ctx, `INSERT INTO events_fts (events_fts) VALUES ('integrity-check')`); err != nil {
+			t.Errorf("the search index is not whole: %v", err)
+		}
+	}
+	s.QueueEvent(Event{TaskID: task, Kind: "text", Text: "a brand new zebra"})
+	if err := s.FlushEvents(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.EventsPage(ctx, EventQuery{Search: "zebra"}); len(evs) != 1 {
+		t.Errorf("an event not yet indexed is not found: %d", len(evs))
+	}
+	if n := indexed(s, "zebra"); n != 0 {
+		t.Errorf("the event entered the index with its commit (%d): it is to wait", n)
+	}
+	deadline := time.Now().Add(10 * indexDelay)
+	for indexed(s, "zebra") == 0 && time.Now().Before(deadline) {
+		time.Sleep(indexDelay / 10)
+	}
+	if n := indexed(s, "zebra"); n != 1 {
+		t.Fatalf("the index did not catch up by itself: %d", n)
+	}
+	if evs, _ := s.EventsPage(ctx, EventQuery{Search: "zebra"}); len(evs) != 1 {
+		t.Errorf("an indexed event is found %d times, want once", len(evs))
+	}
+	// One event not yet indexed, then changes to both kinds.
+	id, err := s.AddEvent(ctx, Event{TaskID: task, Kind: "text", Text: "an okapi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE events SET text = 'a giraffe' WHERE text = 'a brand new zebra'`,
+		`DELETE FROM events WHERE text LIKE 'thinking about step 1 %'`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE events SET text = 'an antelope' WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	whole(s)
+	// Close indexes what is left; a reopened store finds it in the index.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	whole(s)
+	for word, want := range map[string]int{"antelope": 1, "okapi": 0, "giraffe": 1, "zebra": 0} {
+		if n := indexed(s, word); n != want {
+			t.Errorf("%s is in the index %d times, want %d", word, n, want)
+		}
+		if evs, _ := s.EventsPage(ctx, EventQuery{Search: word}); len(evs) != want {
+			t.Errorf("search %s found %d events, want %d", word, len(evs), want)
+		}
 	}
 }
 

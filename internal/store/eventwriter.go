@@ -195,6 +195,9 @@ func (s *Store) writeEvents() {
 			hook(len(batch))
 		}
 		ids, errs, commits := s.insertEvents(batch)
+		if commits > 0 {
+			s.eventsCommitted()
+		}
 		w.mu.Lock()
 		w.stats.Commits += int64(commits)
 		for i, q := range batch {

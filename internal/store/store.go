@@ -57,6 +57,9 @@ type Store struct {
 
 	// events commits the event stream in batches (eventwriter.go).
 	events eventWriter
+	// fts brings the search index up to date after events are
+	// committed (ftsindex.go).
+	fts ftsIndexer
 }
 
 // prepared returns *slot, preparing query into it the first time.
@@ -117,6 +120,7 @@ func isBusy(err error) bool {
 // Close commits the events still queued and closes the database.
 func (s *Store) Close() error {
 	s.closeEvents()
+	s.stopIndexing()
 	s.stmtMu.Lock()
 	if s.addEvent != nil {
 		s.addEvent.Close()
