@@ -76,6 +76,11 @@ func (r *Repo) SaveIteration(ctx context.Context, task, n int, ch Changes) (stri
 	if r.iter.trees == nil {
 		r.iter.trees = map[string]string{}
 	}
+	if err := r.pendingTrees.takeErr(); err != nil {
+		// An earlier tree may be missing: read this one whole.
+		r.logger.Warn("write the iteration's trees", "err", err)
+		r.iter.stale = true
+	}
 	base := r.iter.trees[ref]
 	if ch.Since != "" {
 		base = ch.Since
@@ -297,7 +302,11 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 	}
 	var order []string
 	moved := map[string]bool{}
+	r.pendingTrees.wait(r)
 	for _, c := range batch {
+		if r.pendingTrees.lost(c.tree) {
+			return fmt.Errorf("record %s: git did not write its tree", c.msg)
+		}
 		parent, known := q.tips[c.ref]
 		if !known {
 			if out, err := r.git(ctx, nil, nil, "rev-parse", "-q", "--verify", c.ref+"^{commit}"); err == nil {

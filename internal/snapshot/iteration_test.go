@@ -174,6 +174,7 @@ func TestSaveIterationChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.pendingTrees.wait(r) // mktree writes in the background
 	// Built from the trees on the paths: the private index, whose size
 	// is the whole tree's, is neither read nor written.
 	if calls := gitCalls(t, log); slices.ContainsFunc(calls, readsTree) || !slices.Contains(calls, "mktree") {

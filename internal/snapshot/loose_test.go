@@ -155,3 +155,54 @@ func countOf(calls []string, sub string) int {
 	}
 	return n
 }
+
+// An iteration's trees are written after SaveIteration returns, and
+// before any git of the Repo reads them: a diff of the tree just recorded
+// waits for its writing, then sees it.
+func TestIterationTreesWrittenBehind(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "src/a.txt", "a\n")
+	r, err := Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := r.SaveIteration(ctx, 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	r.pendingTrees.beforeWrite = func() { <-release }
+	write(t, dir, "src/a.txt", "a\nb\n")
+	tree, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true, Paths: []string{"src/a.txt"}, Since: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SaveIteration returned with its trees unwritten.
+	if err := exec.Command("git", "-C", dir, "cat-file", "-e", tree).Run(); err == nil {
+		t.Fatal("the tree was written before SaveIteration returned")
+	}
+	stat := make(chan error, 1)
+	go func() {
+		st, err := r.StatTrees(ctx, base, tree)
+		if err == nil && st.Files != 1 {
+			err = fmt.Errorf("stat %+v, want one file", st)
+		}
+		stat <- err
+	}()
+	select {
+	case err := <-stat:
+		t.Fatalf("a diff ran before the trees were written: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-stat; err != nil {
+		t.Errorf("diff of the recorded tree: %v", err)
+	}
+	if err := r.FlushIterations(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+}

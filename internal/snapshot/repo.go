@@ -78,6 +78,8 @@ type Repo struct {
 	hasher, mktree *git.Batch
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
+	// pendingTrees writes buildTree's trees in the background.
+	pendingTrees pendingTrees
 }
 
 // Open returns the snapshot store of the git working tree that contains dir.
@@ -135,6 +137,7 @@ func (r *Repo) Root() string { return r.top }
 // git runs a git subcommand against the repository and the private index.
 // extraEnv entries override r.env.
 func (r *Repo) git(ctx context.Context, stdin []byte, extraEnv []string, args ...string) ([]byte, error) {
+	r.pendingTrees.wait(r) // it may read them
 	env := r.env
 	if len(extraEnv) > 0 {
 		env = append(slices.Clip(r.env), extraEnv...)

@@ -113,6 +113,15 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 	if len(written) == 0 {
 		return tree, nil
 	}
+	if !r.pendingTrees.broken() {
+		ids := make([]string, len(written))
+		for i, w := range written {
+			ids[i] = w.id
+			r.trees.put(w.id, w.entries)
+		}
+		r.pendingTrees.add(r, treeBatch{req: batch.Bytes(), ids: ids})
+		return tree, nil
+	}
 	got, err := r.batchLines(ctx, &r.mktree, batch.Bytes(), len(written), "mktree", "-z", "--batch")
 	if err != nil {
 		return "", err
@@ -570,6 +579,7 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 // object ids it answers, a line each. On any error *b is closed and nil:
 // the next call starts git again.
 func (r *Repo) batchLines(ctx context.Context, b **git.Batch, req []byte, n int, args ...string) ([]string, error) {
+	r.pendingTrees.wait(r) // cat-file may read them
 	if *b == nil {
 		nb, err := git.StartBatch(r.top, git.Options{Env: r.env}, append(slices.Clip(gitConfig), args...)...)
 		if err != nil {
@@ -615,8 +625,10 @@ func validID(s string) bool {
 	return true
 }
 
-// closeBatches ends buildTree's long-running gits (the caller holds mu).
+// closeBatches ends buildTree's long-running gits, once the trees it
+// computed are written (the caller holds mu).
 func (r *Repo) closeBatches() {
+	r.pendingTrees.close(r)
 	for _, b := range []**git.Batch{&r.hasher, &r.mktree} {
 		if *b != nil {
 			(*b).Close()

@@ -269,6 +269,7 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.pendingTrees.wait(r) // mktree writes in the background
 		if got := strings.Join(gitCalls(t, log), " "); got != want {
 			t.Errorf("change %d ran %q, want %q", i+1, got, want)
 		}

@@ -1,0 +1,170 @@
+package snapshot
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ralph-harness/ralph/internal/git"
+)
+
+// buildTree computes the trees on the changed paths itself; git's mktree
+// writes them. Writing an object makes a file, which costs more than the
+// rest of recording an iteration that changed a file (a file system may
+// search a while for a free inode), so the trees are written in the
+// background, straight after buildTree returns, while the next agent
+// starts. Nothing of this Repo's reads them first: every git the Repo
+// runs waits until the trees computed before it are written
+// (treesWritten), and buildTree takes the trees it computed from its
+// cache. Should git write a tree under another id than buildTree computed
+// (never seen), the iteration that recorded it gets no commit on the
+// chain, the next one reads the whole tree, and buildTree waits for
+// mktree from then on.
+
+// treeBatch is the trees one buildTree computed: mktree's input and the
+// ids it must answer, in order.
+type treeBatch struct {
+	req []byte
+	ids []string
+}
+
+// pendingTrees writes buildTree's trees in the background.
+type pendingTrees struct {
+	// mu is held while trees are written; it guards mktree.
+	mu     sync.Mutex
+	mktree *git.Batch
+	// beforeWrite, when set (by tests), is called before each batch is
+	// written.
+	beforeWrite func()
+
+	// qmu guards the rest.
+	qmu   sync.Mutex
+	queue []treeBatch
+	// unwritten counts the batches queued or being written.
+	unwritten int
+	// err is the first failure not yet taken; failed holds the trees
+	// of every batch that failed.
+	err    error
+	failed map[string]bool
+}
+
+// add queues b and starts writing it.
+func (p *pendingTrees) add(r *Repo, b treeBatch) {
+	p.qmu.Lock()
+	p.queue = append(p.queue, b)
+	p.unwritten++
+	p.qmu.Unlock()
+	go p.flush(r)
+}
+
+// flush writes every queued batch, after a write under way.
+func (p *pendingTrees) flush(r *Repo) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		p.qmu.Lock()
+		queue := p.queue
+		p.queue = nil
+		p.qmu.Unlock()
+		if len(queue) == 0 {
+			return
+		}
+		for _, b := range queue {
+			err := p.write(r, b)
+			p.qmu.Lock()
+			if err != nil {
+				if p.err == nil {
+					p.err = err
+				}
+				if p.failed == nil {
+					p.failed = map[string]bool{}
+				}
+				for _, id := range b.ids {
+					p.failed[id] = true
+				}
+			}
+			p.unwritten--
+			p.qmu.Unlock()
+		}
+	}
+}
+
+// write has git write the trees of b (p.mu held).
+func (p *pendingTrees) write(r *Repo, b treeBatch) error {
+	if p.beforeWrite != nil {
+		p.beforeWrite()
+	}
+	if p.mktree == nil {
+		m, err := git.StartBatch(r.top, git.Options{Env: r.env}, append(slices.Clip(gitConfig), "mktree", "-z", "--batch")...)
+		if err != nil {
+			return fmt.Errorf("write trees: %w", err)
+		}
+		p.mktree = m
+	}
+	err := p.mktree.Do(context.Background(), b.req, func(out *bufio.Reader) error {
+		for _, want := range b.ids {
+			line, err := out.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if got := strings.TrimSuffix(line, "\n"); got != want {
+				return fmt.Errorf("git mktree wrote %s, computed %s", got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		p.mktree.Close()
+		p.mktree = nil
+		return fmt.Errorf("write trees: %w", err)
+	}
+	return nil
+}
+
+// wait returns once every batch queued before it is written.
+func (p *pendingTrees) wait(r *Repo) {
+	p.qmu.Lock()
+	n := p.unwritten
+	p.qmu.Unlock()
+	if n > 0 {
+		p.flush(r)
+	}
+}
+
+// takeErr returns the first failure since the last call, and forgets it.
+func (p *pendingTrees) takeErr() error {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	err := p.err
+	p.err = nil
+	return err
+}
+
+// broken reports whether a batch ever failed: buildTree then waits for
+// mktree, as before any was written in the background.
+func (p *pendingTrees) broken() bool {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return p.failed != nil
+}
+
+// lost reports whether git did not write tree.
+func (p *pendingTrees) lost(tree string) bool {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	return p.failed[tree]
+}
+
+// close waits for what is queued and ends the long-running mktree.
+func (p *pendingTrees) close(r *Repo) {
+	p.flush(r)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mktree != nil {
+		p.mktree.Close()
+		p.mktree = nil
+	}
+}
