@@ -46,6 +46,10 @@ type watcher struct {
 	// file and an event of the old one left unread is never taken for it.
 	beacon  *os.File
 	beacons int
+	// inTree is set when marker lies in the watched tree (TMPDIR set
+	// inside it): each drain then removes its beacon, as snapshots of
+	// the tree must not hold it.
+	inTree bool
 }
 
 func newWatcher(root string) (*watcher, error) {
@@ -67,7 +71,24 @@ func newWatcher(root string) (*watcher, error) {
 		os.Remove(marker)
 		return nil, fmt.Errorf("watch: %w", err)
 	}
-	return &watcher{fs: fw, root: filepath.Clean(root), dirs: map[string]bool{}, marker: marker}, nil
+	w := &watcher{fs: fw, root: filepath.Clean(root), dirs: map[string]bool{}, marker: marker}
+	w.inTree = within(root, marker)
+	return w, nil
+}
+
+// within reports whether path lies in the directory dir, symbolic links
+// resolved (true when either cannot be resolved: the cautious answer).
+func within(dir, path string) bool {
+	d, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return true
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return true
+	}
+	rel, err := filepath.Rel(d, p)
+	return err != nil || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
 
 // markerPrefix begins the name of a watcher's private directory in the
@@ -164,7 +185,7 @@ func (w *watcher) drain(ctx context.Context) (changed map[string]bool, rescan bo
 	}
 	reached := false
 	defer func() {
-		if !reached {
+		if !reached || w.inTree {
 			w.dropBeacon()
 		}
 	}()

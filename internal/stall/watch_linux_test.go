@@ -92,3 +92,34 @@ func TestDrainReusesItsBeacon(t *testing.T) {
 		t.Errorf("drain after one cut short = %v %v %v, want late.txt", changed, rescan, err)
 	}
 }
+
+// With the temporary directory inside the watched tree, no beacon stays
+// in the tree between drains: a snapshot would record it.
+func TestDrainLeavesNoBeaconInTheTree(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(root, ".tmp"))
+	if err := os.Mkdir(filepath.Join(root, ".tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newWatcher(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	if err := w.add(""); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("f%d.txt", i)
+		if err := os.WriteFile(filepath.Join(root, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		changed, rescan, err := w.drain(context.Background())
+		if err != nil || rescan || !changed[name] {
+			t.Fatalf("drain %d = %v %v %v, want %s", i, changed, rescan, err, name)
+		}
+		if entries, _ := os.ReadDir(w.marker); len(entries) != 0 {
+			t.Errorf("drain %d left %d files in %s, inside the tree", i, len(entries), w.marker)
+		}
+	}
+}
