@@ -123,6 +123,11 @@ type Notifier struct {
 	st    *store.Store
 	log   *slog.Logger
 	tasks map[int64]store.Task
+	// sending is held from a message's send until its ref is recorded:
+	// a reply that finds no message under its ref waits for it before
+	// looking again (Answers.Nonce), as a person can answer a message
+	// before the send that posted it has returned.
+	sending sync.Mutex
 }
 
 // New returns a notifier; Start runs it.
@@ -254,8 +259,13 @@ func (n *Notifier) deliver(ctx context.Context, ch Channel) {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		n.sending.Lock()
 		ref, err := ch.Send(sctx, m)
 		cancel()
+		if err == nil {
+			_ = n.st.MarkNotificationSent(context.WithoutCancel(ctx), q.ID, ref)
+		}
+		n.sending.Unlock()
 		if err != nil {
 			msg := n.opt.Scrub.String(plainError(err))
 			level := slog.LevelWarn // the first failure shows; the retries go to the log
@@ -266,7 +276,6 @@ func (n *Notifier) deliver(ctx context.Context, ch Channel) {
 			_ = n.st.RetryNotification(context.WithoutCancel(ctx), q.ID, n.opt.Now().Add(Backoff(q.Attempts)), msg)
 			return // the channel is down: the rest waits with it, in order
 		}
-		_ = n.st.MarkNotificationSent(context.WithoutCancel(ctx), q.ID, ref)
 		n.log.Info("notification sent", "channel", ch.Name(), "key", q.Key, "ref", ref)
 	}
 }
@@ -372,6 +381,13 @@ func (a *Answers) Nonce(ctx context.Context, ref string) (nonce string, ok bool)
 		return p.nonce, true
 	}
 	q, err := a.n.st.NotificationByRef(ctx, a.channel, ref)
+	if errors.Is(err, store.ErrNoNotification) {
+		// Its send may not have returned yet: wait for the send under
+		// way, whose ref is then recorded, and look again.
+		a.n.sending.Lock()
+		a.n.sending.Unlock()
+		q, err = a.n.st.NotificationByRef(ctx, a.channel, ref)
+	}
 	if err != nil || q.RequestID == 0 {
 		return "", false
 	}

@@ -464,6 +464,50 @@ func waitTitles(t *testing.T, c *capture, k int) {
 	t.Fatalf("after 10s: %q, want %d messages", c.titles(), k)
 }
 
+// heldSend is a Slack channel whose sends return only when release is
+// closed, after the service has posted the message: a person can answer
+// before the send returns.
+type heldSend struct {
+	*notify.Slack
+	release chan struct{}
+}
+
+func (h heldSend) Send(ctx context.Context, m notify.Message) (string, error) {
+	ref, err := h.Slack.Send(ctx, m)
+	<-h.release
+	return ref, err
+}
+
+// A reply in the thread of a message whose send has not returned yet (so
+// its ref is not recorded) is not lost: it waits for the send, then
+// answers the request.
+func TestReplyBeforeTheSendReturned(t *testing.T) {
+	const bot, app = "xoxb-test-bot-token", "xapp-test-app-token"
+	f := setup(t, store.HumanText)
+	sl := testutil.NewSlack(bot, app)
+	t.Cleanup(sl.Close)
+	release := make(chan struct{})
+	f.start(t, heldSend{notify.NewSlack(sl.URL(), bot, app, "C1", []string{"U42"}, nil), release})
+	if !sl.Wait(10*time.Second, func() bool { return len(sl.Messages()) > 0 }) {
+		t.Fatal("the message was never posted")
+	}
+	id, err := sl.Reply("U42", "the blue one", "Deploy to prod?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sl.Acked(id, 10*time.Second) {
+		t.Fatal("the envelope was never acknowledged")
+	}
+	time.Sleep(50 * time.Millisecond) // the listener looks the thread up meanwhile
+	close(release)
+	if !sl.Wait(10*time.Second, func() bool { return sl.Messages()[0].Updates > 0 }) {
+		t.Fatal("the reply was lost: the message was never updated with the answer")
+	}
+	if r := f.request(t); r.Status != store.HumanApproved || r.Response != "the blue one" {
+		t.Fatalf("request = %+v", r)
+	}
+}
+
 func TestSlack(t *testing.T) {
 	const bot, app = "xoxb-test-bot-token", "xapp-test-app-token"
 	tests := []struct {

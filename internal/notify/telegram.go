@@ -344,13 +344,6 @@ func (t *Telegram) onCallback(ctx context.Context, a *Answers, cb *tgCallback) {
 func (t *Telegram) onReply(ctx context.Context, a *Answers, msg *tgMessage) {
 	ref := fmt.Sprintf("%d:%d", msg.Chat.ID, msg.ReplyTo.MessageID)
 	nonce, ok := a.Nonce(ctx, ref)
-	// A reply can race the record of the message's id, made when
-	// sendMessage returned: look again for a moment.
-	fromBot := msg.ReplyTo.From != nil && msg.ReplyTo.From.IsBot
-	for i := 0; !ok && fromBot && i < 20 && ctx.Err() == nil; i++ {
-		time.Sleep(100 * time.Millisecond)
-		nonce, ok = a.Nonce(ctx, ref)
-	}
 	if !ok || msg.From == nil {
 		return // a reply to some other message
 	}
