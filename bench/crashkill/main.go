@@ -20,7 +20,8 @@
 //	unresumable  the continuation failed, or said there was nothing to
 //	             resume although the killed command had begun
 //	integrity    the continuation exited 0 but the result is wrong: the
-//	             database fails PRAGMA integrity_check, task or iteration
+//	             database fails PRAGMA integrity_check or its search
+//	             index its own, git fsck finds an object missing, task or iteration
 //	             numbers have a gap or a repeat, the task did not land
 //	             once, the tree is not the snapshot's, the spec's work was
 //	             done twice
@@ -361,7 +362,25 @@ func checkDB(dir string) (*store.Store, []string) {
 	if err := st.IntegrityCheck(ctx); err != nil {
 		return st, []string{"integrity_check: " + err.Error()}
 	}
+	// The search index is caught up after events are committed, and
+	// the last ralph to close the store left it whole: the index holds
+	// every event (rank 1: checked against the table).
+	if _, err := st.DB().ExecContext(ctx, `INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		return st, []string{"search index: " + err.Error()}
+	}
 	return st, nil
+}
+
+// checkObjects runs git fsck: every object a ref reaches is there (the
+// iterations' trees and commits are written behind the loop).
+func checkObjects(dir string) []string {
+	cmd := exec.Command("git", "fsck", "--no-dangling", "--no-progress")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return []string{"git fsck: " + first}
+	}
+	return nil
 }
 
 // checkTask looks at the workspace after a resumed ralph run.
@@ -381,6 +400,7 @@ func checkRecords(dir string) []string {
 	if st == nil {
 		return problems
 	}
+	problems = append(problems, checkObjects(dir)...)
 	defer st.Close()
 	tasks, err := st.Tasks(ctx)
 	if err != nil || len(tasks) != 1 || tasks[0].Number != 1 {
@@ -431,6 +451,7 @@ func checkRolledBack(dir string) []string {
 	} else {
 		problems = append(problems, p...)
 	}
+	problems = append(problems, checkObjects(dir)...)
 	got := map[string]string{}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, path)
@@ -469,6 +490,7 @@ func checkSpec(dir string) []string {
 	} else {
 		problems = append(problems, p...)
 	}
+	problems = append(problems, checkObjects(dir)...)
 	if _, err := os.Stat(filepath.Join(dir, "specs", "done", "0001-foo.md")); err != nil {
 		problems = append(problems, "the spec is not done")
 	}
