@@ -7,8 +7,9 @@
 //   - read and write: the workspace; for a worktree, its git directory and
 //     the objects, refs and logs of the repository it belongs to (the rest
 //     of that repository's git directory is read-only); a
-//     private temporary directory ($TMPDIR) made for the call and removed
-//     after it; the backend's state directories and files in $HOME; /dev;
+//     private temporary directory ($TMPDIR), emptied after the call and
+//     kept for the process's next one; the backend's state directories
+//     and files in $HOME; /dev;
 //     the paths of [sandbox] write;
 //   - read (and execute): the system (/usr, /lib*, /bin, /sbin, /etc,
 //     /opt, /run, /proc, /sys), the install the program lives in (its
@@ -39,6 +40,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -189,7 +191,15 @@ type Confinement struct {
 	Policy Policy
 	// TmpDir is the call's private temporary directory.
 	TmpDir string
+	tmp    tmpDir
 	closed bool
+}
+
+// tmpDir is a private temporary directory and what it was when ralph
+// made it: the agent may put something else at its path.
+type tmpDir struct {
+	path string
+	info os.FileInfo
 }
 
 // Env returns what the agent's environment needs: TMPDIR (and its
@@ -206,11 +216,14 @@ func (c *Confinement) Close() error {
 		return nil
 	}
 	c.closed = true
-	if err := emptyDir(c.TmpDir); err != nil {
-		return os.RemoveAll(c.TmpDir)
+	if err := emptyDir(c.tmp); err != nil {
+		// Not the directory ralph made (the agent moved it and put
+		// something else, a symbolic link, at its path), or not
+		// emptied: what is at the path goes, never what it points to.
+		return os.RemoveAll(c.tmp.path)
 	}
 	spareTmp.Lock()
-	spareTmp.dirs = append(spareTmp.dirs, c.TmpDir)
+	spareTmp.dirs = append(spareTmp.dirs, c.tmp)
 	spareTmp.Unlock()
 	return nil
 }
@@ -227,25 +240,35 @@ const TmpPrefix = "ralph-agent-"
 // recently freed), and a call after call is what a run is.
 var spareTmp struct {
 	sync.Mutex
-	dirs []string
+	dirs []tmpDir
 }
 
 // privateTmp returns an empty private temporary directory for one call:
 // a spare one, or a new one.
-func privateTmp() (string, error) {
+func privateTmp() (tmpDir, error) {
 	spareTmp.Lock()
 	for len(spareTmp.dirs) > 0 {
 		d := spareTmp.dirs[len(spareTmp.dirs)-1]
 		spareTmp.dirs = spareTmp.dirs[:len(spareTmp.dirs)-1]
-		// The agent may have opened it to others (chmod is not an
-		// access the sandbox refuses): private again.
-		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && os.Chmod(d, 0o700) == nil {
+		// Still the directory ralph made; the agent may have opened it
+		// to others (chmod is not an access the sandbox refuses):
+		// private again.
+		if fi, err := os.Lstat(d.path); err == nil && fi.IsDir() && os.SameFile(fi, d.info) && os.Chmod(d.path, 0o700) == nil {
 			spareTmp.Unlock()
 			return d, nil
 		}
 	}
 	spareTmp.Unlock()
-	return os.MkdirTemp("", TmpPrefix+strconv.Itoa(os.Getpid())+"-")
+	path, err := os.MkdirTemp("", TmpPrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return tmpDir{}, err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		os.Remove(path)
+		return tmpDir{}, err
+	}
+	return tmpDir{path: path, info: fi}, nil
 }
 
 // RemoveSpare removes the temporary directories kept for calls to come:
@@ -254,19 +277,30 @@ func RemoveSpare() {
 	spareTmp.Lock()
 	defer spareTmp.Unlock()
 	for _, d := range spareTmp.dirs {
-		os.RemoveAll(d)
+		os.RemoveAll(d.path)
 	}
 	spareTmp.dirs = nil
 }
 
-// emptyDir removes everything in dir.
-func emptyDir(dir string) error {
-	entries, err := os.ReadDir(dir)
+// emptyDir removes everything in the directory d names, through a
+// handle on it (os.Root): it fails, removing nothing, when what is at the
+// path is not the directory d was made as, so that a symbolic link put in
+// its place never leads the removal elsewhere.
+func emptyDir(d tmpDir) error {
+	root, err := os.OpenRoot(d.path)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if fi, err := root.Stat("."); err != nil || !os.SameFile(fi, d.info) {
+		return errors.New("sandbox: the temporary directory was replaced")
+	}
+	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+		if err := root.RemoveAll(e.Name()); err != nil {
 			return err
 		}
 	}
@@ -337,8 +371,8 @@ func Prepare(s *Settings, t Target) (*Confinement, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	p.Write = append(p.Write, tmp)
-	return &Confinement{Policy: p, TmpDir: tmp}, nil
+	p.Write = append(p.Write, tmp.path)
+	return &Confinement{Policy: p, TmpDir: tmp.path, tmp: tmp}, nil
 }
 
 // expand turns ~/x into a path in home.

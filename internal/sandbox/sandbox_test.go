@@ -161,6 +161,44 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
+// An agent that moves its temporary directory away and puts a symbolic
+// link to another directory in its place loses nothing of that other
+// directory when the call ends: only the link goes, and it is not kept.
+func TestPrivateTmpReplacedByALink(t *testing.T) {
+	RemoveSpare()
+	t.Setenv("TMPDIR", t.TempDir())
+	c, err := Prepare(&Settings{Mode: ModeWorkspace}, Target{Dir: t.TempDir(), Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := t.TempDir()
+	if err := os.WriteFile(filepath.Join(victim, "precious"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(c.TmpDir, c.TmpDir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, c.TmpDir); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if b, err := os.ReadFile(filepath.Join(victim, "precious")); err != nil || string(b) != "keep" {
+		t.Fatalf("the link's target lost its file: %q %v", b, err)
+	}
+	if _, err := os.Lstat(c.TmpDir); !os.IsNotExist(err) {
+		t.Errorf("the link is still at %s (%v)", c.TmpDir, err)
+	}
+	next, err := Prepare(&Settings{Mode: ModeWorkspace}, Target{Dir: t.TempDir(), Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if next.TmpDir == c.TmpDir {
+		t.Errorf("the replaced directory's path was handed to the next call")
+	}
+	RemoveSpare()
+}
+
 // A call's private temporary directory is emptied when it ends and kept
 // for the next call of the process, private again whatever the agent
 // made of it; it is never handed to two calls at once, and RemoveSpare

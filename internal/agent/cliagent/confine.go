@@ -61,7 +61,8 @@ func (c *Confinement) Ruleset() *os.File {
 	return c.ruleset
 }
 
-// Close closes the ruleset and removes the call's temporary directory.
+// Close closes the ruleset and empties the call's temporary directory,
+// which is kept for the next call (sandbox.Confinement.Close).
 func (c *Confinement) Close() {
 	if c != nil {
 		c.ruleset.Close()
