@@ -103,12 +103,13 @@ type quietCheck struct {
 
 // guardHistoryBeforeAgent is the check before the agent runs, skipped
 // when the check after the last agent run (or the gates after it) was
-// quiet and no program ran since: only ralph has touched the repository
-// since, and nothing of ralph's moves the branch or the snapshot refs
-// behind the mark's back.
+// quiet, no program started since and none runs (another spec's agent,
+// in parallel): only ralph has touched the repository since, and nothing
+// of ralph's moves the branch or the snapshot refs behind the mark's
+// back.
 func (e *Engine) guardHistoryBeforeAgent(ctx context.Context, r *run) {
 	q := r.historyQuiet
-	if q.ok && q.runs == proc.Runs() && e.now().Sub(q.at) < quietFor {
+	if q.ok && q.runs == proc.Runs() && proc.Running() == 0 && e.now().Sub(q.at) < quietFor {
 		return
 	}
 	e.guardHistory(ctx, r)

@@ -123,11 +123,17 @@ type Notifier struct {
 	st    *store.Store
 	log   *slog.Logger
 	tasks map[int64]store.Task
-	// sending is held from a message's send until its ref is recorded:
-	// a reply that finds no message under its ref waits for it before
-	// looking again (Answers.Nonce), as a person can answer a message
-	// before the send that posted it has returned.
-	sending sync.Mutex
+	// sending holds, by channel name, a lock held from a message's send
+	// until its ref is recorded: a reply that finds no message under its
+	// ref waits for it before looking again (Answers.Nonce), as a person
+	// can answer a message before the send that posted it has returned.
+	sending sync.Map // string → *sync.Mutex
+}
+
+// sendLock is the channel's lock of n.sending.
+func (n *Notifier) sendLock(channel string) *sync.Mutex {
+	l, _ := n.sending.LoadOrStore(channel, new(sync.Mutex))
+	return l.(*sync.Mutex)
 }
 
 // New returns a notifier; Start runs it.
@@ -259,13 +265,14 @@ func (n *Notifier) deliver(ctx context.Context, ch Channel) {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		n.sending.Lock()
+		lock := n.sendLock(ch.Name())
+		lock.Lock()
 		ref, err := ch.Send(sctx, m)
 		cancel()
 		if err == nil {
 			_ = n.st.MarkNotificationSent(context.WithoutCancel(ctx), q.ID, ref)
 		}
-		n.sending.Unlock()
+		lock.Unlock()
 		if err != nil {
 			msg := n.opt.Scrub.String(plainError(err))
 			level := slog.LevelWarn // the first failure shows; the retries go to the log
@@ -384,8 +391,9 @@ func (a *Answers) Nonce(ctx context.Context, ref string) (nonce string, ok bool)
 	if errors.Is(err, store.ErrNoNotification) {
 		// Its send may not have returned yet: wait for the send under
 		// way, whose ref is then recorded, and look again.
-		a.n.sending.Lock()
-		a.n.sending.Unlock()
+		lock := a.n.sendLock(a.channel)
+		lock.Lock()
+		lock.Unlock()
 		q, err = a.n.st.NotificationByRef(ctx, a.channel, ref)
 	}
 	if err != nil || q.RequestID == 0 {

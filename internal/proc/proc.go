@@ -287,12 +287,15 @@ func environ(unset, extra []string) []string {
 // the escape in Result.Escaped.
 const PipeGrace = 500 * time.Millisecond
 
-// runs counts the calls of Run in this process.
-var runs atomic.Int64
+// runs counts the calls of Run in this process, running those under way.
+var runs, running atomic.Int64
 
 // Runs is how many programs this process has asked Run to start: equal
-// at two moments, no program ran between them (as far as Run knows).
+// at two moments, no program started between them (as far as Run knows).
 func Runs() int64 { return runs.Load() }
+
+// Running is how many calls of Run in this process have not returned.
+func Running() int64 { return running.Load() }
 
 // Run starts the process described by s and waits for it to end. It
 // returns an error wrapping exec.ErrNotFound when the program does not
@@ -303,6 +306,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		return Result{}, errors.New("run: empty command")
 	}
 	runs.Add(1)
+	running.Add(1)
+	defer running.Add(-1)
 	path, err := exec.LookPath(s.Argv[0])
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)

@@ -303,9 +303,14 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 	var order []string
 	moved := map[string]bool{}
 	r.pendingTrees.wait(r)
+	var lost error
 	for _, c := range batch {
 		if r.pendingTrees.lost(c.tree) {
-			return fmt.Errorf("record %s: git did not write its tree", c.msg)
+			// That iteration alone goes without its commit.
+			if lost == nil {
+				lost = fmt.Errorf("record %s: git did not write its tree", c.msg)
+			}
+			continue
 		}
 		parent, known := q.tips[c.ref]
 		if !known {
@@ -327,13 +332,16 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 	for _, ref := range order {
 		fmt.Fprintf(&in, "update %s %s\n", ref, q.tips[ref])
 	}
+	if len(order) == 0 {
+		return lost
+	}
 	if _, err := r.git(ctx, []byte(in.String()), nil, "update-ref", "-m", "ralph iteration", "--stdin"); err != nil {
 		for _, ref := range order {
 			delete(q.tips, ref) // ask git next time
 		}
 		return fmt.Errorf("record iterations: %w", err)
 	}
-	return nil
+	return lost
 }
 
 // commit writes c's commit on parent ("" for none) and returns its id:

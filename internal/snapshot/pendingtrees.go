@@ -22,7 +22,10 @@ import (
 // cache. Should git write a tree under another id than buildTree computed
 // (never seen), the iteration that recorded it gets no commit on the
 // chain, the next one reads the whole tree, and buildTree waits for
-// mktree from then on.
+// mktree from then on. The store records the tree's id before git has
+// it: a reader in another process (the dashboard) that asks for it in
+// that moment, or after a kill in it, finds no such tree and shows the
+// iteration without its change, as one that recorded none.
 
 // treeBatch is the trees one buildTree computed: mktree's input and the
 // ids it must answer, in order.

@@ -179,6 +179,38 @@ func TestSearchIndexCatchesUp(t *testing.T) {
 	}
 }
 
+// Events a process committed and was killed before indexing are indexed
+// by the next store to close, though it committed none itself.
+func TestCloseIndexesWhatAKilledProcessLeft(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := seedEvents(t, s, 3)
+	// As the killed process left them: committed, not indexed.
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, 1, 'x', 'agent', 'text', '', 'left by the killed one', '')`, task); err != nil {
+		t.Fatal(err)
+	}
+	s.DB().Close() // no Close: no catch-up
+	reader, err := Open(ctx, path) // ralph status, say
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Errorf("the index lacks what the killed process committed: %v", err)
+	}
+}
+
 // BenchmarkEventSearch searches 100,000 events. Target: < 50 ms.
 func BenchmarkEventSearch(b *testing.B) {
 	ctx := context.Background()

@@ -70,8 +70,11 @@ func (s *Store) catchUp(ctx context.Context) error {
 	return nil
 }
 
-// stopIndexing ends the schedule and indexes what is left, for Close.
-func (s *Store) stopIndexing() {
+// stopIndexing ends the schedule and indexes what is left, for Close:
+// what this store committed, or what a process killed before its
+// catch-up left (a look at the index's mark when this store committed
+// nothing).
+func (s *Store) stopIndexing() error {
 	x := &s.fts
 	x.mu.Lock()
 	x.closed = true
@@ -79,8 +82,14 @@ func (s *Store) stopIndexing() {
 		x.timer.Stop()
 		x.timer = nil
 	}
+	if !x.pending {
+		var behind bool
+		err := s.db.QueryRowContext(context.Background(),
+			`SELECT EXISTS (SELECT 1 FROM events WHERE id > (SELECT indexed FROM events_fts_done))`).Scan(&behind)
+		x.pending = err == nil && behind
+	}
 	x.mu.Unlock()
-	_ = s.catchUp(context.Background())
+	return s.catchUp(context.Background())
 }
 
 // IndexEvents adds every event the search index lacks to it, whichever

@@ -120,14 +120,17 @@ func isBusy(err error) bool {
 // Close commits the events still queued and closes the database.
 func (s *Store) Close() error {
 	s.closeEvents()
-	s.stopIndexing()
+	indexErr := s.stopIndexing()
 	s.stmtMu.Lock()
 	if s.addEvent != nil {
 		s.addEvent.Close()
 		s.addEvent = nil
 	}
 	s.stmtMu.Unlock()
-	return s.db.Close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return indexErr
 }
 
 // Lost reports whether the database file the store opened is no longer at

@@ -19,7 +19,9 @@ func overwrite(path string, data []byte, perm os.FileMode) bool {
 	if len(data) == 0 || len(data) > 512 {
 		return false
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
+	// Non-blocking: a named pipe put at path fails to open instead of
+	// waiting for a reader.
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}
