@@ -193,7 +193,7 @@ func TestCloseIndexesWhatAKilledProcessLeft(t *testing.T) {
 	if _, err := s.DB().ExecContext(ctx, `INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, 1, 'x', 'agent', 'text', '', 'left by the killed one', '')`, task); err != nil {
 		t.Fatal(err)
 	}
-	s.DB().Close() // no Close: no catch-up
+	s.DB().Close()                 // no Close: no catch-up
 	reader, err := Open(ctx, path) // ralph status, say
 	if err != nil {
 		t.Fatal(err)
