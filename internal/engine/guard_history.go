@@ -94,7 +94,8 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 // ralph waits for them, say) is then seen by the next check.
 const quietFor = time.Second
 
-// quietCheck is a history check that found nothing it did not expect.
+// quietCheck is a history check that ended without an error: the
+// repository is as its mark says (what the check found, it put back).
 type quietCheck struct {
 	at   time.Time
 	runs int64 // proc.Runs() after the check
@@ -102,17 +103,22 @@ type quietCheck struct {
 }
 
 // guardHistoryBeforeAgent is the check before the agent runs, skipped
-// when the check after the last agent run (or the gates after it) was
-// quiet, no program started since and none runs (another spec's agent,
+// when the check after the last agent run (or the gates after it) ended
+// without an error, no program started since and none runs (another spec's agent,
 // in parallel): only ralph has touched the repository since, and nothing
 // of ralph's moves the branch or the snapshot refs behind the mark's
 // back.
 func (e *Engine) guardHistoryBeforeAgent(ctx context.Context, r *run) {
-	q := r.historyQuiet
-	if q.ok && q.runs == proc.Runs() && proc.Running() == 0 && e.now().Sub(q.at) < quietFor {
+	if r.historyQuiet.holds(proc.Runs(), proc.Running(), e.now()) {
 		return
 	}
 	e.guardHistory(ctx, r)
+}
+
+// holds reports whether the check q still stands at now, when Run has
+// started runs programs in all and running are under way.
+func (q quietCheck) holds(runs, running int64, now time.Time) bool {
+	return q.ok && q.runs == runs && running == 0 && now.Sub(q.at) < quietFor
 }
 
 // historyCache is a task's historyRecord as the store holds it, kept by

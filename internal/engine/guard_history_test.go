@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/guard"
 )
@@ -27,6 +28,31 @@ func TestSameRecord(t *testing.T) {
 	} {
 		if got := sameRecord(base, tc.rec); got != tc.same {
 			t.Errorf("%s: sameRecord = %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
+
+// The check before an agent runs is skipped only while the one after the
+// last agent run stands: it ended without error, no program started
+// since or runs, and under a second passed.
+func TestQuietCheckHolds(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	q := quietCheck{at: at, runs: 7, ok: true}
+	for _, tc := range []struct {
+		name          string
+		q             quietCheck
+		runs, running int64
+		now           time.Time
+		holds         bool
+	}{
+		{"nothing since", q, 7, 0, at.Add(2 * time.Millisecond), true},
+		{"a program started since (a gate)", q, 8, 0, at.Add(2 * time.Millisecond), false},
+		{"a program runs (another spec's agent)", q, 7, 1, at.Add(2 * time.Millisecond), false},
+		{"a second passed (a person was asked)", q, 7, 0, at.Add(quietFor), false},
+		{"the check failed", quietCheck{at: at, runs: 7}, 7, 0, at.Add(2 * time.Millisecond), false},
+	} {
+		if got := tc.q.holds(tc.runs, tc.running, tc.now); got != tc.holds {
+			t.Errorf("%s: holds = %v, want %v", tc.name, got, tc.holds)
 		}
 	}
 }
