@@ -1,11 +1,8 @@
 package snapshot
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/git"
@@ -100,29 +97,14 @@ func (p *pendingTrees) write(r *Repo, b treeBatch) error {
 	if p.beforeWrite != nil {
 		p.beforeWrite()
 	}
-	if p.mktree == nil {
-		m, err := git.StartBatch(r.top, git.Options{Env: r.env}, append(slices.Clip(gitConfig), "mktree", "-z", "--batch")...)
-		if err != nil {
-			return fmt.Errorf("write trees: %w", err)
-		}
-		p.mktree = m
-	}
-	err := p.mktree.Do(context.Background(), b.req, func(out *bufio.Reader) error {
-		for _, want := range b.ids {
-			line, err := out.ReadString('\n')
-			if err != nil {
-				return err
-			}
-			if got := strings.TrimSuffix(line, "\n"); got != want {
-				return fmt.Errorf("git mktree wrote %s, computed %s", got, want)
-			}
-		}
-		return nil
-	})
+	got, err := r.askBatch(context.Background(), &p.mktree, b.req, len(b.ids), "mktree", "-z", "--batch")
 	if err != nil {
-		p.mktree.Close()
-		p.mktree = nil
 		return fmt.Errorf("write trees: %w", err)
+	}
+	for i, want := range b.ids {
+		if got[i] != want {
+			return fmt.Errorf("write trees: git mktree wrote %s, computed %s", got[i], want)
+		}
 	}
 	return nil
 }

@@ -577,9 +577,15 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 // batchLines sends req to the long-running git *b (started with args,
 // under the Repo's environment, when there is none) and returns the n
 // object ids it answers, a line each. On any error *b is closed and nil:
-// the next call starts git again.
+// the next call starts git again. It first waits for the trees written
+// in the background (cat-file may read them).
 func (r *Repo) batchLines(ctx context.Context, b **git.Batch, req []byte, n int, args ...string) ([]string, error) {
-	r.pendingTrees.wait(r) // cat-file may read them
+	r.pendingTrees.wait(r)
+	return r.askBatch(ctx, b, req, n, args...)
+}
+
+// askBatch is batchLines without the wait, for the background writer.
+func (r *Repo) askBatch(ctx context.Context, b **git.Batch, req []byte, n int, args ...string) ([]string, error) {
 	if *b == nil {
 		nb, err := git.StartBatch(r.top, git.Options{Env: r.env}, append(slices.Clip(gitConfig), args...)...)
 		if err != nil {
