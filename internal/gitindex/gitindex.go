@@ -2,7 +2,8 @@
 // with the blob id git stored and the file's stat data as git last saw
 // it, so that a caller can tell, as git does, which working-tree files are
 // unchanged since git hashed them without reading them. It reads index
-// versions 2 to 4 of a SHA-1 repository; it never writes.
+// versions 2 to 4 of a SHA-1 repository, and a split index with its
+// shared part (ReadWhole); it never writes.
 package gitindex
 
 import (
@@ -41,8 +42,12 @@ type Index struct {
 	Entries []Entry
 	// Split is set when the file is the small part of a split index (a
 	// "link" extension): entries live in a sharedindex file too, and
-	// Entries is not the whole index.
+	// Entries is not the whole index (ReadWhole makes it whole).
 	Split bool
+	// link is the split index's link extension, when Split.
+	link *link
+	// sum is the file's trailing checksum, which names a shared index.
+	sum [sha1.Size]byte
 	// Sparse is set for a sparse index (an "sdir" extension): some
 	// entries are directories standing for everything under them.
 	Sparse bool
@@ -121,6 +126,7 @@ func Parse(data []byte) (*Index, error) {
 		}
 	}
 	ix := &Index{Version: binary.BigEndian.Uint32(data[4:])}
+	copy(ix.sum[:], sum)
 	if ix.Version < 2 || ix.Version > 4 {
 		return nil, ErrFormat
 	}
@@ -206,7 +212,11 @@ func Parse(data []byte) (*Index, error) {
 		}
 		switch sig {
 		case "link":
-			ix.Split = true
+			l, err := parseLink(body[off : off+int(size)])
+			if err != nil {
+				return nil, err
+			}
+			ix.Split, ix.link = true, l
 		case "sdir":
 			ix.Sparse = true
 		}

@@ -1,0 +1,216 @@
+package gitindex
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+	"path/filepath"
+	"strings"
+)
+
+// link is a split index's link extension: the shared index it builds on
+// and which of that index's entries it deletes and replaces.
+type link struct {
+	shared [sha1.Size]byte
+	// deleted and replaced are positions in the shared index's entries,
+	// ascending; nil when the extension has no bitmaps.
+	deleted, replaced []int
+}
+
+// parseLink parses a link extension's payload: the shared index's id,
+// then, optionally, an EWAH bitmap of deleted entries and one of replaced
+// entries.
+func parseLink(b []byte) (*link, error) {
+	if len(b) < sha1.Size {
+		return nil, fmt.Errorf("%w: link extension too short", ErrFormat)
+	}
+	l := &link{}
+	copy(l.shared[:], b)
+	b = b[sha1.Size:]
+	if len(b) == 0 {
+		return l, nil
+	}
+	var n int
+	var err error
+	if l.deleted, n, err = ewahBits(b); err != nil {
+		return nil, fmt.Errorf("%w: link extension's delete bitmap: %v", ErrFormat, err)
+	}
+	b = b[n:]
+	if l.replaced, n, err = ewahBits(b); err != nil {
+		return nil, fmt.Errorf("%w: link extension's replace bitmap: %v", ErrFormat, err)
+	}
+	if n != len(b) {
+		return nil, fmt.Errorf("%w: %d bytes after the link extension's bitmaps", ErrFormat, len(b)-n)
+	}
+	return l, nil
+}
+
+// maxBits bounds the positions an EWAH bitmap may set: an index has at
+// most as many entries as fit in its 32-bit count.
+const maxBits = 1 << 32
+
+// ewahBits decodes an EWAH-compressed bitmap as git writes it (a 32-bit
+// size in bits, a 32-bit count of 64-bit words, the words, and the
+// position of the last run-length word, all big-endian) and returns the
+// positions of its set bits, ascending, and the bytes it took. A word is
+// a run-length word (bit 0: the run's bit; bits 1-32: the run's length in
+// words; bits 33-63: how many literal words follow) or a literal word,
+// whose bit k is position 64·w+k.
+func ewahBits(b []byte) (set []int, n int, err error) {
+	if len(b) < 8 {
+		return nil, 0, fmt.Errorf("cut short")
+	}
+	size := binary.BigEndian.Uint32(b)
+	words := uint64(binary.BigEndian.Uint32(b[4:]))
+	if words > uint64(len(b)-12)/8 || len(b) < 12 {
+		return nil, 0, fmt.Errorf("%d words in %d bytes", words, len(b))
+	}
+	w := func(i uint64) uint64 { return binary.BigEndian.Uint64(b[8+8*i:]) }
+	var pos uint64
+	for i := uint64(0); i < words; {
+		rlw := w(i)
+		i++
+		run, literals := (rlw>>1)&0xffffffff, rlw>>33
+		if rlw&1 != 0 {
+			if pos+run*64 > uint64(size) {
+				return nil, 0, fmt.Errorf("a run past the bitmap's %d bits", size)
+			}
+			for k := uint64(0); k < run*64; k++ {
+				set = append(set, int(pos+k))
+			}
+		}
+		pos += run * 64
+		if literals > words-i {
+			return nil, 0, fmt.Errorf("%d literal words past the end", literals)
+		}
+		for ; literals > 0; literals-- {
+			for v := w(i); v != 0; v &= v - 1 {
+				k := uint64(bits.TrailingZeros64(v))
+				set = append(set, int(pos+k))
+			}
+			i++
+			pos += 64
+		}
+		if pos > maxBits {
+			return nil, 0, fmt.Errorf("more than %d bits", uint64(maxBits))
+		}
+	}
+	for _, p := range set {
+		if uint64(p) >= uint64(size) {
+			return nil, 0, fmt.Errorf("bit %d set in a bitmap of %d bits", p, size)
+		}
+	}
+	return set, 8 + 8*int(words) + 4, nil
+}
+
+// ReadWhole reads the index file at path as Read does and, when it is
+// the small part of a split index, merges it with its shared part,
+// gitDir's sharedindex file, as git does: the entries the link extension
+// replaces take the shared entries' places (and names), those it deletes
+// go, and the rest of the small part's entries are added in order. The
+// result is not Split. ModTime is the small part's, which git writes
+// whenever the index changes.
+func ReadWhole(path, gitDir string) (*File, error) {
+	f, err := Read(path)
+	if err != nil || !f.Split {
+		return f, err
+	}
+	l := f.link
+	if l.shared == [sha1.Size]byte{} {
+		// A split index that needs no shared part.
+		f.Index, err = merge(&Index{Version: f.Version}, f.Index)
+		return f, err
+	}
+	id := hex.EncodeToString(l.shared[:])
+	sharedPath := filepath.Join(gitDir, "sharedindex."+id)
+	shared, err := Read(sharedPath)
+	if err != nil {
+		return nil, err
+	}
+	if shared.Split {
+		return nil, fmt.Errorf("read %s: %w: a shared index that is split itself", sharedPath, ErrFormat)
+	}
+	if shared.sum != l.shared {
+		return nil, fmt.Errorf("read %s: %w: its checksum is not %s", sharedPath, ErrFormat, id)
+	}
+	if f.Index, err = merge(shared.Index, f.Index); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// merge applies a split index's small part to its shared part.
+func merge(shared, small *Index) (*Index, error) {
+	l := small.link
+	base := make([]Entry, len(shared.Entries))
+	copy(base, shared.Entries)
+	gone := make([]bool, len(base))
+	for _, p := range l.deleted {
+		if p >= len(base) {
+			return nil, fmt.Errorf("%w: deleting entry %d of %d", ErrFormat, p, len(base))
+		}
+		gone[p] = true
+	}
+	if len(l.replaced) > len(small.Entries) {
+		return nil, fmt.Errorf("%w: %d replacements, %d entries", ErrFormat, len(l.replaced), len(small.Entries))
+	}
+	for i, p := range l.replaced {
+		if p >= len(base) || gone[p] {
+			return nil, fmt.Errorf("%w: replacing entry %d of %d", ErrFormat, p, len(base))
+		}
+		e := small.Entries[i]
+		if e.Path != "" {
+			return nil, fmt.Errorf("%w: a replacing entry with a name", ErrFormat)
+		}
+		e.Path = base[p].Path
+		base[p] = e
+	}
+	kept := base[:0]
+	for i := range base {
+		if !gone[i] {
+			kept = append(kept, base[i])
+		}
+	}
+	added := small.Entries[len(l.replaced):]
+	out := &Index{Version: small.Version, Sparse: small.Sparse || shared.Sparse, Entries: make([]Entry, 0, len(kept)+len(added))}
+	// Both are in git's order (by name, then stage); an added entry
+	// takes the place of a kept one with its name and stage.
+	i, j := 0, 0
+	for i < len(kept) || j < len(added) {
+		if j < len(added) && added[j].Path == "" {
+			return nil, fmt.Errorf("%w: an added entry without a name", ErrFormat)
+		}
+		c := 1
+		switch {
+		case i == len(kept):
+			c = 1
+		case j == len(added):
+			c = -1
+		default:
+			c = compare(&kept[i], &added[j])
+		}
+		switch {
+		case c < 0:
+			out.Entries = append(out.Entries, kept[i])
+			i++
+		case c == 0:
+			out.Entries = append(out.Entries, added[j])
+			i, j = i+1, j+1
+		default:
+			out.Entries = append(out.Entries, added[j])
+			j++
+		}
+	}
+	return out, nil
+}
+
+// compare orders entries as git's index does: by name byte by byte, then
+// by stage.
+func compare(a, b *Entry) int {
+	if c := strings.Compare(a.Path, b.Path); c != 0 {
+		return c
+	}
+	return a.Stage - b.Stage
+}
