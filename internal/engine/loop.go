@@ -39,7 +39,7 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 	e.undoLeftover(ctx, r)
 	if r.tree.tracker == nil {
 		// A resumed task: its Tracker starts here, knowing no tree.
-		r.tree = e.watchTree(ctx)
+		r.tree = e.watchTree(ctx, false)
 	}
 	defer r.tree.close()
 	r.tree.ready()

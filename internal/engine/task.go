@@ -332,7 +332,7 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	// iteration, the protected-files check and the end: no other read of
 	// the whole tree at the task's boundary.
 	r.tree.close()
-	r.tree = e.watchTree(ctx)
+	r.tree = e.watchTree(ctx, true)
 	defer func() {
 		if err != nil {
 			r.tree.close()
@@ -447,6 +447,9 @@ func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, mes
 	}
 	if e.opt.Snapshots.Root() == e.ws.Root {
 		r.tree.recorded(snap.Tree)
+		// The snapshot's private index is the tree as it read it: the
+		// Tracker's first walk takes the files' states from it.
+		r.tree.refreshed(e.opt.Snapshots)
 	}
 	pausepoint.At(pausepoint.TaskPreSnapshot)
 	dirty := make(chan int, 1)

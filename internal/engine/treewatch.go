@@ -35,6 +35,10 @@ type treeWatch struct {
 	// first brings the first walk's hash while it runs in the
 	// background (watchTree); ready waits for it.
 	first chan string
+	// offer hands the first walk the index a whole snapshot of the tree
+	// refreshed (refreshed), when watchTree was asked to wait for one;
+	// ready hands it nothing if no snapshot did.
+	offer func(*stall.RefreshedIndex)
 }
 
 // watchTree starts a Tracker of the workspace and returns once it
@@ -43,8 +47,12 @@ type treeWatch struct {
 // Changes start from a clean slate after the walk; so a snapshot of the
 // tree begun after watchTree returns (base) plus the changes reported
 // since is the tree as it is.
-func (e *Engine) watchTree(ctx context.Context) treeWatch {
+func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	t := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
+	var offer func(*stall.RefreshedIndex)
+	if awaitIndex && e.opt.Snapshots != nil && e.opt.Snapshots.Root() == e.ws.Root {
+		offer = t.AwaitIndex()
+	}
 	first, watching := make(chan string, 1), make(chan struct{})
 	go func() {
 		h, err := t.Start(ctx, func() { close(watching) })
@@ -59,11 +67,28 @@ func (e *Engine) watchTree(ctx context.Context) treeWatch {
 	case h := <-first:
 		first <- h // it walks no more: ready takes it
 	}
-	return treeWatch{tracker: t, first: first}
+	return treeWatch{tracker: t, first: first, offer: offer}
+}
+
+// refreshed hands the Tracker's first walk the snapshots' private index,
+// which a whole snapshot begun after watchTree returned has just brought
+// up to date with the tree: the walk takes the files' states from it
+// instead of examining each one. Only the first call counts.
+func (w *treeWatch) refreshed(snaps *snapshot.Repo) {
+	if w.offer == nil {
+		return
+	}
+	path, gitDir := snaps.IndexFile()
+	w.offer(&stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: workspace.IsPrivate})
+	w.offer = nil
 }
 
 // ready waits for the Tracker's first walk.
 func (w *treeWatch) ready() {
+	if w.offer != nil {
+		w.offer(nil) // no snapshot refreshed an index for it
+		w.offer = nil
+	}
 	if w.first != nil {
 		w.saved = <-w.first
 		w.first = nil

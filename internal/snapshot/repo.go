@@ -131,6 +131,13 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 	}, nil
 }
 
+// IndexFile returns the private index that Save brings up to date with
+// the working tree, and the git directory that holds its shared part
+// (the index is split). Once Save returns, each of its entries at stage
+// 0 stands for its file as that Save found it, but for ralph's private
+// files (workspace.IsPrivate), which it never stages.
+func (r *Repo) IndexFile() (path, gitDir string) { return r.index, r.gitDir }
+
 // Root returns the root of the working tree the snapshots are taken of.
 func (r *Repo) Root() string { return r.top }
 

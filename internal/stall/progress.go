@@ -21,7 +21,6 @@ import (
 	"sync"
 
 	"github.com/ralph-harness/ralph/internal/git"
-	"github.com/ralph-harness/ralph/internal/gitindex"
 )
 
 // WalkEnv is the environment variable that, set to 1, makes every Tracker
@@ -88,6 +87,12 @@ type Tracker struct {
 	// git's index (for tests); noIndex makes it take none.
 	fromIndexCount int
 	noIndex        bool
+
+	// offered, when not nil, is where the next whole walk waits for a
+	// refreshed index (AwaitIndex); fromRefreshedCount is how many
+	// files the last whole walk took from one (for tests).
+	offered            chan *RefreshedIndex
+	fromRefreshedCount int
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -360,172 +365,6 @@ func (t *Tracker) start(ctx context.Context) error {
 	return t.scan(ctx, []string{""})
 }
 
-// indexRead is readIndex's answer.
-type indexRead struct {
-	ix  *userIndex
-	err error
-}
-
-// userIndex is git's index of the tree, as fromIndex uses it.
-type userIndex struct {
-	file *gitindex.File
-	// byPath holds the entries at stage 0, by path relative to the
-	// Tracker's directory.
-	byPath map[string]*gitindex.Entry
-	// attrs is set when an attributes file may apply somewhere.
-	attrs bool
-}
-
-// readIndex reads git's index of the tree; nil when git may convert
-// content as it hashes it whatever the attributes (core.autocrlf), or
-// the index is not one gitindex reads whole (split, sparse, or another
-// format).
-func (t *Tracker) readIndex(ctx context.Context) (*userIndex, error) {
-	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--show-prefix", "--git-path", "index", "--git-path", "info/attributes")
-	if err != nil {
-		return nil, err
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(lines) != 3 {
-		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
-	}
-	prefix, indexPath, attrPath := lines[0], t.abs(lines[1]), t.abs(lines[2])
-	autocrlf, attrFiles, err := t.conversionConfig(ctx)
-	if err != nil || autocrlf {
-		return nil, err
-	}
-	f, err := gitindex.Read(indexPath)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	if f.Split || f.Sparse {
-		return nil, nil
-	}
-	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries))}
-	ix.attrs = slices.ContainsFunc(append(attrFiles, attrPath), nonEmptyFile)
-	for i := range f.Entries {
-		ie := &f.Entries[i]
-		if path.Base(ie.Path) == ".gitattributes" {
-			ix.attrs = true
-		}
-		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
-			ix.byPath[rel] = ie
-		}
-	}
-	return ix, nil
-}
-
-// fromIndex takes from git's index the digests of the files among entries
-// that git's stat check finds unchanged since git hashed them (the index
-// entry's blob id is then the content's: blobID), marking them known, and
-// returns how many it took. Where attributes may apply, it takes none
-// that git check-attr says git converts as it hashes (text, eol, crlf,
-// filter, ident, working-tree-encoding). Called once the walk's watches
-// are in place and its stat calls made, a file changed after its stat is
-// reported by the kernel and read on the next Hash.
-func (t *Tracker) fromIndex(ctx context.Context, ix *userIndex, entries []treeEntry) (int, error) {
-	attrs := ix.attrs
-	var known []*treeEntry
-	for i := range entries {
-		e := &entries[i]
-		if path.Base(e.rel) == ".gitattributes" {
-			attrs = true // untracked, it applies all the same
-		}
-		if ie := ix.byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.file.ModTime) {
-			known = append(known, e)
-		}
-	}
-	if attrs && len(known) > 0 {
-		var err error
-		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
-			return 0, err
-		}
-	}
-	for _, e := range known {
-		e.digest = [32]byte{}
-		copy(e.digest[:], ix.byPath[e.rel].ID[:])
-		e.known = true
-	}
-	return len(known), nil
-}
-
-func (t *Tracker) abs(p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(t.dir, p)
-}
-
-func nonEmptyFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Size() > 0
-}
-
-// conversionConfig reports whether core.autocrlf asks git to convert
-// line endings as it hashes, and the attributes files outside the
-// repository that could ask it to (core.attributesFile, or the default
-// per-user and system ones).
-func (t *Tracker) conversionConfig(ctx context.Context) (autocrlf bool, files []string, err error) {
-	out, err := gitOutput(ctx, t.dir, nil, "config", "-z", "--get-regexp", `^core\.(autocrlf|attributesfile)$`)
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: neither is set
-		return false, nil, err
-	}
-	global := ""
-	for rec := range strings.SplitSeq(string(out), "\x00") {
-		key, value, _ := strings.Cut(rec, "\n")
-		switch strings.ToLower(key) {
-		case "core.autocrlf":
-			if v := strings.ToLower(value); v != "false" && v != "no" && v != "off" && v != "0" {
-				autocrlf = true
-			}
-		case "core.attributesfile":
-			global = value
-			if rest, ok := strings.CutPrefix(value, "~/"); ok {
-				home, _ := os.UserHomeDir()
-				global = filepath.Join(home, rest)
-			}
-		}
-	}
-	if global == "" {
-		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
-			global = filepath.Join(xdg, "git", "attributes")
-		} else if home, err := os.UserHomeDir(); err == nil {
-			global = filepath.Join(home, ".config", "git", "attributes")
-		}
-	}
-	return autocrlf, []string{global, "/etc/gitattributes", "/usr/local/etc/gitattributes"}, nil
-}
-
-// conversionAttrs are the attributes that make git change content as it
-// hashes it.
-var conversionAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
-
-// withoutConversion keeps the files for which no conversion attribute is
-// set (git check-attr: unspecified or unset).
-func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*treeEntry, error) {
-	var in strings.Builder
-	for _, e := range files {
-		in.WriteString(e.rel)
-		in.WriteByte(0)
-	}
-	out, err := gitOutput(ctx, dir, []byte(in.String()), append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
-	if err != nil {
-		return nil, err
-	}
-	converted := map[string]bool{}
-	f := strings.Split(string(out), "\x00")
-	for i := 0; i+2 < len(f); i += 3 {
-		if v := f[i+2]; v != "unspecified" && v != "unset" {
-			converted[f[i]] = true
-		}
-	}
-	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
-}
-
 // excluded reports whether rel is never hashed: skipped, ignored, or in a
 // .git directory.
 func (t *Tracker) excluded(rel string) bool {
@@ -589,10 +428,16 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 		return nil
 	}
+	whole := len(roots) == 1 && roots[0] == ""
+	offered := t.offered
+	if whole {
+		t.offered = nil
+	}
 	// The whole tree: what git's index vouches for needs no reading. The
-	// index is read while the tree is walked.
+	// index is read while the tree is walked, unless a refreshed one is
+	// on its way.
 	var index chan indexRead
-	if len(roots) == 1 && roots[0] == "" && !t.noIndex {
+	if whole && !t.noIndex && offered == nil {
 		index = make(chan indexRead, 1)
 		go func() {
 			ix, err := t.readIndex(ctx)
@@ -609,7 +454,17 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		t.watching()
 		t.watching = nil
 	}
-	if err == nil {
+	t.fromRefreshedCount = 0
+	took := false
+	if err == nil && whole && offered != nil {
+		entries, took, err = t.awaitRefreshed(ctx, offered, files)
+		if err == nil && !took && !t.noIndex {
+			index = make(chan indexRead, 1)
+			ix, ierr := t.readIndex(ctx)
+			index <- indexRead{ix, ierr}
+		}
+	}
+	if err == nil && !took {
 		entries, err = t.entries(ctx, files)
 	}
 	if index != nil {

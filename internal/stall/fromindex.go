@@ -1,0 +1,364 @@
+package stall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ralph-harness/ralph/internal/gitindex"
+)
+
+// A RefreshedIndex is a git index that git brought up to date with the
+// working tree (git status, then git update-index or git add -A) after
+// the Tracker's first walk called watching, as a snapshot of the tree
+// does: each entry at stage 0 stands for its file as git found it at some
+// moment since the walk started watching, and any change to the file
+// after that moment is one the kernel reports. Its paths are relative to
+// the Tracker's directory, the top of the repository.
+type RefreshedIndex struct {
+	Path   string // the index file
+	GitDir string // the git directory that holds its shared part, if split
+	// Stale reports the paths whose entries git was not asked to bring
+	// up to date; nil when there are none.
+	Stale func(rel string) bool
+}
+
+// AwaitIndex makes the next Start's walk wait, once it watches every
+// directory, for an index handed to the returned function, and take from
+// it the state of every file it lists instead of examining each one
+// (at 100,000 files, the stat calls and the comparison with git's own
+// index were most of a task's start). Handing it nil, or an index it
+// cannot use (split without its shared part, a sparse one, or where git
+// converts content or ignores the executable bit or symlinks), makes the
+// walk examine the files as before. The function is to be called once,
+// from any goroutine; calls after the first do nothing. Call AwaitIndex
+// before Start.
+func (t *Tracker) AwaitIndex() func(*RefreshedIndex) {
+	ch := make(chan *RefreshedIndex, 1)
+	t.offered = ch
+	var once sync.Once
+	return func(ri *RefreshedIndex) {
+		once.Do(func() { ch <- ri })
+	}
+}
+
+// indexRead is readIndex's answer.
+type indexRead struct {
+	ix  *userIndex
+	err error
+}
+
+// userIndex is git's index of the tree, as fromIndex uses it.
+type userIndex struct {
+	file *gitindex.File
+	// byPath holds the entries at stage 0, by path relative to the
+	// Tracker's directory.
+	byPath map[string]*gitindex.Entry
+	// attrs is set when an attributes file may apply somewhere.
+	attrs bool
+}
+
+// readIndex reads git's index of the tree; nil when git may convert
+// content as it hashes it whatever the attributes (core.autocrlf), or
+// the index is not one gitindex reads whole (split, sparse, or another
+// format).
+func (t *Tracker) readIndex(ctx context.Context) (*userIndex, error) {
+	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--show-prefix", "--git-path", "index", "--git-path", "info/attributes")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 3 {
+		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	prefix, indexPath, attrPath := lines[0], t.abs(lines[1]), t.abs(lines[2])
+	conf, err := t.conversionConfig(ctx)
+	if err != nil || conf.autocrlf {
+		return nil, err
+	}
+	f, err := gitindex.Read(indexPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if f.Split || f.Sparse {
+		return nil, nil
+	}
+	return newUserIndex(f, prefix, append(conf.attrFiles, attrPath)), nil
+}
+
+// newUserIndex indexes f's entries at stage 0 by their paths less
+// prefix; attrFiles are the attributes files outside the tree that may
+// apply.
+func newUserIndex(f *gitindex.File, prefix string, attrFiles []string) *userIndex {
+	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries))}
+	ix.attrs = slices.ContainsFunc(attrFiles, nonEmptyFile)
+	for i := range f.Entries {
+		ie := &f.Entries[i]
+		if path.Base(ie.Path) == ".gitattributes" {
+			ix.attrs = true
+		}
+		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
+			ix.byPath[rel] = ie
+		}
+	}
+	return ix
+}
+
+// readRefreshed reads a refreshed index for the walk; nil when the walk
+// cannot take files' states from it: git converts content as it hashes
+// it whatever the attributes (core.autocrlf), does not record the
+// executable bit (core.fileMode) or symlinks (core.symlinks) as they are,
+// or the index is sparse or not one gitindex reads.
+func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*userIndex, error) {
+	conf, err := t.conversionConfig(ctx)
+	if err != nil || conf.autocrlf || !conf.exact {
+		return nil, err
+	}
+	f, err := gitindex.ReadWhole(ri.Path, ri.GitDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
+			t.logger.Debug("not using the refreshed index", "err", err)
+			return nil, nil
+		}
+		return nil, err
+	}
+	if f.Sparse {
+		return nil, nil
+	}
+	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--git-path", "info/attributes")
+	if err != nil {
+		return nil, err
+	}
+	attrPath := t.abs(strings.TrimSuffix(string(out), "\n"))
+	return newUserIndex(f, "", append(conf.attrFiles, attrPath)), nil
+}
+
+// fromRefreshed describes the files at rels, taking each one's state from
+// the refreshed index ix where it has the file at stage 0, up to date
+// (not ri.Stale, not marked as git's stat check skips it) and as a plain
+// file, an executable or a symlink; the rest it examines (entry). It
+// returns how many it took from ix. Where attributes may apply, it takes
+// none that git check-attr says git converts as it hashes.
+func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *userIndex, rels []string) ([]treeEntry, int, error) {
+	var known []*treeEntry
+	all := make([]treeEntry, len(rels))
+	for i, rel := range rels {
+		ie := ix.byPath[rel]
+		if ie == nil || ie.AssumeValid || ie.SkipWorktree || ie.IntentToAdd || (ri.Stale != nil && ri.Stale(rel)) {
+			continue
+		}
+		var kind byte
+		switch ie.Mode {
+		case 0o100644:
+			kind = 'f'
+		case 0o100755:
+			kind = 'x'
+		case 0o120000:
+			kind = 'l'
+		default:
+			continue
+		}
+		all[i] = treeEntry{rel: rel, abs: filepath.Join(t.dir, filepath.FromSlash(rel)), kind: kind, known: true}
+		copy(all[i].digest[:], ie.ID[:])
+		known = append(known, &all[i])
+	}
+	attrs := ix.attrs || slices.ContainsFunc(rels, func(rel string) bool { return path.Base(rel) == ".gitattributes" })
+	if attrs && len(known) > 0 {
+		kept, err := withoutConversion(ctx, t.dir, slices.Clone(known))
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, e := range known {
+			e.known = false
+		}
+		for _, e := range kept {
+			e.known = true
+		}
+		known = kept
+	}
+	// The rest, examined as the walk examines every file without an index.
+	var rest []string
+	for i := range all {
+		if !all[i].known {
+			rest = append(rest, rels[i])
+		}
+	}
+	examined, err := t.entries(ctx, rest)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]treeEntry, 0, len(known)+len(examined))
+	for i := range all {
+		if all[i].known {
+			out = append(out, all[i])
+		}
+	}
+	return append(out, examined...), len(known), nil
+}
+
+// fromIndex takes from git's index the digests of the files among entries
+// that git's stat check finds unchanged since git hashed them (the index
+// entry's blob id is then the content's: blobID), marking them known, and
+// returns how many it took. Where attributes may apply, it takes none
+// that git check-attr says git converts as it hashes (text, eol, crlf,
+// filter, ident, working-tree-encoding). Called once the walk's watches
+// are in place and its stat calls made, a file changed after its stat is
+// reported by the kernel and read on the next Hash.
+func (t *Tracker) fromIndex(ctx context.Context, ix *userIndex, entries []treeEntry) (int, error) {
+	attrs := ix.attrs
+	var known []*treeEntry
+	for i := range entries {
+		e := &entries[i]
+		if path.Base(e.rel) == ".gitattributes" {
+			attrs = true // untracked, it applies all the same
+		}
+		if ie := ix.byPath[e.rel]; ie != nil && e.info != nil && ie.Unchanged(e.info, ix.file.ModTime) {
+			known = append(known, e)
+		}
+	}
+	if attrs && len(known) > 0 {
+		var err error
+		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
+			return 0, err
+		}
+	}
+	for _, e := range known {
+		e.digest = [32]byte{}
+		copy(e.digest[:], ix.byPath[e.rel].ID[:])
+		e.known = true
+	}
+	return len(known), nil
+}
+
+func (t *Tracker) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.dir, p)
+}
+
+func nonEmptyFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Size() > 0
+}
+
+// gitConfig is what git's configuration says about reading the tree's
+// files through its index.
+type gitConfig struct {
+	// autocrlf is set when core.autocrlf asks git to convert line
+	// endings as it hashes.
+	autocrlf bool
+	// exact is set unless core.fileMode or core.symlinks is false: git
+	// then keeps an entry's mode as it was, whatever the file's.
+	exact bool
+	// attrFiles are the attributes files outside the repository that
+	// could ask git to convert (core.attributesFile, or the default
+	// per-user and system ones).
+	attrFiles []string
+}
+
+// conversionConfig reads gitConfig.
+func (t *Tracker) conversionConfig(ctx context.Context) (gitConfig, error) {
+	conf := gitConfig{exact: true}
+	out, err := gitOutput(ctx, t.dir, nil, "config", "-z", "--get-regexp", `^core\.(autocrlf|attributesfile|filemode|symlinks)$`)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) { // 1: none is set
+		return conf, err
+	}
+	global := ""
+	for rec := range strings.SplitSeq(string(out), "\x00") {
+		key, value, valued := strings.Cut(rec, "\n")
+		// A key without "=" is true; an empty value is false.
+		falsy := valued && slices.Contains([]string{"false", "no", "off", "0", ""}, strings.ToLower(value))
+		switch strings.ToLower(key) {
+		case "core.autocrlf":
+			conf.autocrlf = !falsy
+		case "core.filemode", "core.symlinks":
+			if falsy {
+				conf.exact = false
+			}
+		case "core.attributesfile":
+			global = value
+			if rest, ok := strings.CutPrefix(value, "~/"); ok {
+				home, _ := os.UserHomeDir()
+				global = filepath.Join(home, rest)
+			}
+		}
+	}
+	if global == "" {
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+			global = filepath.Join(xdg, "git", "attributes")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			global = filepath.Join(home, ".config", "git", "attributes")
+		}
+	}
+	conf.attrFiles = []string{global, "/etc/gitattributes", "/usr/local/etc/gitattributes"}
+	return conf, nil
+}
+
+// conversionAttrs are the attributes that make git change content as it
+// hashes it.
+var conversionAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
+
+// withoutConversion keeps the files for which no conversion attribute is
+// set (git check-attr: unspecified or unset).
+func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*treeEntry, error) {
+	var in strings.Builder
+	for _, e := range files {
+		in.WriteString(e.rel)
+		in.WriteByte(0)
+	}
+	out, err := gitOutput(ctx, dir, []byte(in.String()), append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
+	if err != nil {
+		return nil, err
+	}
+	converted := map[string]bool{}
+	f := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if v := f[i+2]; v != "unspecified" && v != "unset" {
+			converted[f[i]] = true
+		}
+	}
+	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
+}
+
+// awaitRefreshed waits for the index AwaitIndex's function hands over and
+// describes the files at rels from it (fromRefreshed); took is false when
+// none was handed over or it cannot be used, and the files are still to
+// be examined.
+func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan *RefreshedIndex, rels []string) (entries []treeEntry, took bool, err error) {
+	var ri *RefreshedIndex
+	select {
+	case ri = <-offered:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+	if ri == nil {
+		return nil, false, nil
+	}
+	ix, err := t.readRefreshed(ctx, ri)
+	if err != nil || ix == nil {
+		if err != nil {
+			t.logger.Debug("not using the refreshed index", "err", err)
+		}
+		return nil, false, ctx.Err()
+	}
+	entries, n, err := t.fromRefreshed(ctx, ri, ix, rels)
+	if err != nil {
+		t.logger.Debug("not using the refreshed index", "err", err)
+		return nil, false, ctx.Err()
+	}
+	t.fromRefreshedCount = n
+	return entries, true, nil
+}

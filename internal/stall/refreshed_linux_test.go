@@ -1,0 +1,172 @@
+package stall
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// refresh brings a split private index (as ralph's snapshots keep one)
+// up to date with the tree at dir, as a snapshot's stage does, less the
+// pathspecs in exclude, and returns it as a RefreshedIndex.
+func refresh(t *testing.T, dir string, exclude ...string) *RefreshedIndex {
+	t.Helper()
+	index := filepath.Join(dir, ".git", "ralph", "index")
+	os.MkdirAll(filepath.Dir(index), 0o755)
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "core.splitIndex=true"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if _, err := os.Stat(index); err != nil {
+		git("read-tree", "HEAD") // seeded, as the snapshots seed theirs
+	}
+	args := []string{"add", "-A", "--", "."}
+	for _, p := range exclude {
+		args = append(args, ":(exclude)"+p)
+	}
+	git(args...)
+	return &RefreshedIndex{Path: index, GitDir: filepath.Join(dir, ".git")}
+}
+
+func refreshAll(t *testing.T, dir string) *RefreshedIndex { return refresh(t, dir) }
+
+// startWith starts a Tracker of dir whose first walk is handed what
+// hand returns, called once the walk watches every directory (where a
+// snapshot of the tree would be taken), and returns its first hash and
+// how many files it took from the index handed over.
+func startWith(t *testing.T, dir string, hand func() *RefreshedIndex) (*Tracker, string, int) {
+	t.Helper()
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	t.Cleanup(func() { tr.Close() })
+	offer := tr.AwaitIndex()
+	h, err := tr.Start(context.Background(), func() { offer(hand()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, h, tr.fromRefreshedCount
+}
+
+// readAll is the first hash of a Tracker that reads every file.
+func readAll(t *testing.T, dir string) string {
+	t.Helper()
+	tr := NewTracker(dir, skipLikeEngine, nil)
+	tr.noIndex = true
+	defer tr.Close()
+	h, err := tr.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestFirstWalkTakesFilesFromARefreshedIndex: every file the walk lists
+// that git just refreshed in the index handed over is taken from it,
+// untracked ones included, and the hash is the one reading them gives;
+// what changes after the refresh is seen on the next Hash.
+func TestFirstWalkTakesFilesFromARefreshedIndex(t *testing.T) {
+	dir := newRepo(t)
+	// Fresh and untracked, as a task's tree may be: git's own index
+	// vouches for none of it.
+	writeFile(t, dir, "src/new.go", "package src\n")
+	writeFile(t, dir, "src/p1/f1.go", "package p1 // changed\n")
+	os.Chmod(filepath.Join(dir, "README"), 0o755)
+	os.Symlink("README", filepath.Join(dir, "link"))
+	const files = 12 + 1 + 1 + 1 + 1 + 1 // sources, README, .gitignore, keep.log, new.go, link
+	tr, h, n := startWith(t, dir, func() *RefreshedIndex { return refresh(t, dir) })
+	if n != files {
+		t.Errorf("%d files taken from the refreshed index, want %d", n, files)
+	}
+	if want := readAll(t, dir); h != want {
+		t.Fatal("the hash from the refreshed index differs from the one reading every file")
+	}
+
+	// Changed after git's refresh, in the window before the first Hash
+	// returns and after: the kernel reports both.
+	tr2, _, _ := startWith(t, dir, func() *RefreshedIndex {
+		ri := refresh(t, dir)
+		writeFile(t, dir, "src/p0/f0.go", "package p0 // after the refresh\n")
+		os.Remove(filepath.Join(dir, "src/p2/f2.go"))
+		return ri
+	})
+	writeFile(t, dir, "src/p1/f4.go", "package p1 // after the first hash\n")
+	h2, err := tr2.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := readAll(t, dir); h2 != want {
+		t.Error("changes after the refresh are missing from the next hash")
+	}
+	if h, _ := tr.Hash(context.Background()); h != h2 {
+		t.Error("two Trackers of the same tree disagree")
+	}
+}
+
+// TestRefreshedIndexNotUsed: an index not handed over, one whose entries
+// git keeps whatever the executable bit, and one where attributes make
+// git convert content leave the files (all, or those converted) to be
+// examined, and the hash right.
+func TestRefreshedIndexNotUsed(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		hand  func(t *testing.T, dir string) *RefreshedIndex
+		max   int
+	}{
+		{"nothing handed over", nil, func(*testing.T, string) *RefreshedIndex { return nil }, 0},
+		{"a shared part gone", nil, func(t *testing.T, dir string) *RefreshedIndex {
+			ri := refresh(t, dir)
+			ri.GitDir = t.TempDir()
+			return ri
+		}, 0},
+		{"core.fileMode false", func(t *testing.T, dir string) {
+			runGit(t, dir, "config", "core.fileMode", "false")
+		}, refreshAll, 0},
+		{"a filter on the sources", func(t *testing.T, dir string) {
+			runGit(t, dir, "config", "filter.up.clean", "tr a-z A-Z")
+			runGit(t, dir, "config", "filter.up.smudge", "cat")
+			writeFile(t, dir, ".gitattributes", "*.go filter=up\n")
+		}, refreshAll, 4}, // README, .gitignore, keep.log, .gitattributes
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := newRepo(t)
+			if c.setup != nil {
+				c.setup(t, dir)
+			}
+			_, h, n := startWith(t, dir, func() *RefreshedIndex { return c.hand(t, dir) })
+			if n > c.max {
+				t.Errorf("%d files taken from the index, want at most %d", n, c.max)
+			}
+			if want := readAll(t, dir); h != want {
+				t.Error("the hash differs from the one reading every file")
+			}
+		})
+	}
+}
+
+// TestRefreshedIndexStaleEntries: an entry the index's owner says git was
+// not asked to refresh is examined, not taken.
+func TestRefreshedIndexStaleEntries(t *testing.T) {
+	dir := newRepo(t)
+	refresh(t, dir)
+	// README changes before the walk starts watching, and the refresh
+	// leaves it out: its entry holds the old content.
+	writeFile(t, dir, "README", "changed before the walk\n")
+	_, h, n := startWith(t, dir, func() *RefreshedIndex {
+		ri := refresh(t, dir, "README")
+		ri.Stale = func(rel string) bool { return rel == "README" }
+		return ri
+	})
+	if want := readAll(t, dir); h != want {
+		t.Error("a stale entry was taken: the hash differs from the one reading every file")
+	}
+	if n != 14 {
+		t.Errorf("%d files taken, want 14 (all but README)", n)
+	}
+}
