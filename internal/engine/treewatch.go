@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/ralph-harness/ralph/internal/snapshot"
 	"github.com/ralph-harness/ralph/internal/stall"
@@ -79,7 +80,10 @@ func (w *treeWatch) refreshed(snaps *snapshot.Repo) {
 		return
 	}
 	path, gitDir := snaps.IndexFile()
-	w.offer(&stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: workspace.IsPrivate})
+	stale := func(rel string) bool {
+		return strings.HasPrefix(rel, workspace.Dir+"/") && workspace.IsPrivate(rel)
+	}
+	w.offer(&stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: stale})
 	w.offer = nil
 }
 

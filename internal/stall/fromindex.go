@@ -169,7 +169,9 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *use
 		default:
 			continue
 		}
-		all[i] = treeEntry{rel: rel, abs: filepath.Join(t.dir, filepath.FromSlash(rel)), kind: kind, known: true}
+		// Never read: no absolute path (at 100,000 files, the joins
+		// were a sixth of this).
+		all[i] = treeEntry{rel: rel, kind: kind, known: true}
 		copy(all[i].digest[:], ie.ID[:])
 		known = append(known, &all[i])
 	}
