@@ -384,7 +384,6 @@ func dead(w worktree) bool {
 // the worktree (in the C locale, which package git sets).
 const initializing = "initializing"
 
-// state is what is at a worktree's path.
 // deletable refuses to let dir be deleted when it is, or holds, the
 // repository itself or another repository (a .git directory, not a
 // worktree's .git file): a wrong path must never cost the user a clone.
@@ -405,6 +404,7 @@ func deletable(repo, dir string) error {
 	return nil
 }
 
+// state is what is at a worktree's path.
 type state int
 
 const (
