@@ -20,9 +20,10 @@ var locks sync.Map // string → *repoLock
 // process's callers (and can be given up waiting for), the file lock
 // other processes.
 type repoLock struct {
-	sem  chan struct{}
-	path string
-	f    *os.File
+	sem    chan struct{}
+	common string // the repository's common git directory
+	path   string
+	f      *os.File
 }
 
 // lock takes the worktree lock of the repository that repo belongs to.
@@ -31,7 +32,7 @@ func lock(ctx context.Context, repo string) (*repoLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ := locks.LoadOrStore(common, &repoLock{sem: make(chan struct{}, 1), path: filepath.Join(common, "ralph", "worktrees.lock")})
+	v, _ := locks.LoadOrStore(common, &repoLock{sem: make(chan struct{}, 1), common: common, path: filepath.Join(common, "ralph", "worktrees.lock")})
 	l := v.(*repoLock)
 	select {
 	case l.sem <- struct{}{}:

@@ -15,6 +15,10 @@
 // worktree still holds it: one whose directory is gone, one left
 // half-made, or one ralph made whose ralph process is gone. A worktree
 // the user made, or one a live ralph works in, is never taken away.
+//
+// A `git worktree add` killed before it wrote its record's commondir
+// leaves a record git can neither use nor prune; every call here first
+// clears those (see clearHalfMade).
 package worktree
 
 import (
@@ -100,6 +104,9 @@ func Ensure(ctx context.Context, repo, dir string, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("worktree %s: %w", dir, err)
 	}
 	defer l.unlock()
+	if err := clearHalfMade(l.common, dir); err != nil {
+		return Result{}, fmt.Errorf("worktree %s: %w", dir, err)
+	}
 	res, err := ensure(ctx, repo, dir, o)
 	if err != nil {
 		return res, fmt.Errorf("worktree %s: %w", dir, err)
@@ -198,6 +205,9 @@ func Remove(ctx context.Context, repo, dir, branch string) error {
 		return fmt.Errorf("remove worktree %s: %w", dir, err)
 	}
 	defer l.unlock()
+	if err := clearHalfMade(l.common, dir); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", dir, err)
+	}
 	wts, err := list(ctx, repo)
 	if err != nil {
 		return fmt.Errorf("remove worktree %s: %w", dir, err)
@@ -227,13 +237,17 @@ func Remove(ctx context.Context, repo, dir, branch string) error {
 	return nil
 }
 
-// Prune drops git's records of worktrees whose directories are gone.
+// Prune drops git's records of worktrees whose directories are gone, and
+// the records a killed add left that git cannot read.
 func Prune(ctx context.Context, repo string) error {
 	l, err := lock(ctx, repo)
 	if err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
 	defer l.unlock()
+	if err := clearHalfMade(l.common, ""); err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
 	if _, err := git.Run(ctx, repo, "worktree", "prune"); err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
@@ -248,6 +262,9 @@ func CheckedOut(ctx context.Context, repo, branch string) (string, error) {
 		return "", err
 	}
 	defer l.unlock()
+	if err := clearHalfMade(l.common, ""); err != nil {
+		return "", err
+	}
 	wts, err := list(ctx, repo)
 	if err != nil {
 		return "", err
@@ -367,7 +384,6 @@ func dead(w worktree) bool {
 // the worktree (in the C locale, which package git sets).
 const initializing = "initializing"
 
-// state is what is at a worktree's path.
 // deletable refuses to let dir be deleted when it is, or holds, the
 // repository itself or another repository (a .git directory, not a
 // worktree's .git file): a wrong path must never cost the user a clone.
@@ -388,6 +404,7 @@ func deletable(repo, dir string) error {
 	return nil
 }
 
+// state is what is at a worktree's path.
 type state int
 
 const (
@@ -431,6 +448,96 @@ func adminDir(dir string) (string, bool) {
 		return "", false
 	}
 	return p, true
+}
+
+// clearHalfMade removes, from the repository's common git directory,
+// the worktree records (worktrees/<name>/) a `git worktree add` killed
+// early leaves and git can neither use nor prune. git writes a record's
+// locked ("initializing"), gitdir, the worktree's .git file, HEAD and
+// commondir in that order, and its prune keeps every locked record. Two
+// kinds go:
+//
+//   - a record whose commondir is an empty file (git was killed as it
+//     wrote it): every git command that reads the list of worktrees then
+//     dies ("failed to read .../commondir"), so no worktree of the
+//     repository can be listed, added or removed while it is there; it
+//     goes whatever its name (a git making a record leaves its commondir
+//     empty only between making the file and writing its five bytes);
+//   - a record with no commondir and no gitdir, or an empty one (git was
+//     killed before it wrote them): git does not list it, nothing can use
+//     it, and an add at the same path takes the next name instead
+//     (task-11 for task-1). Only records named for dir go, under its base
+//     name or that name with git's number after it (git changes a name
+//     with characters a ref cannot hold; ralph's have none): a record of
+//     another name may be one a git outside ralph is making at this
+//     moment.
+//
+// A record git lists is left to git (ensure and remove). dir is the
+// worktree the caller is about to make or remove, "" when none. Only real
+// directories right under worktrees/ are removed; symbolic links are not
+// followed. The caller holds the repository's lock.
+func clearHalfMade(common, dir string) error {
+	root := filepath.Join(common, "worktrees")
+	if fi, err := os.Lstat(root); err != nil || !fi.IsDir() {
+		return nil // no linked worktree yet, or not git's own directory
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		admin := filepath.Join(root, e.Name())
+		if fi, err := os.Lstat(admin); err != nil || !fi.IsDir() {
+			continue
+		}
+		commondir, gitdir := written(filepath.Join(admin, "commondir")), written(filepath.Join(admin, "gitdir"))
+		unreadable := commondir == emptyFile
+		unlisted := commondir == noFile && gitdir != filled
+		if !unreadable && !(unlisted && dir != "" && namedFor(e.Name(), filepath.Base(dir))) {
+			continue
+		}
+		if err := os.RemoveAll(admin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill is how much of one of a record's files git wrote.
+type fill int
+
+const (
+	noFile    fill = iota // not there
+	emptyFile             // an empty regular file
+	filled                // anything else (content, a link, one unreadable)
+)
+
+// written says how much git wrote of the file at path.
+func written(path string) fill {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return noFile
+	case err == nil && fi.Mode().IsRegular() && fi.Size() == 0:
+		return emptyFile
+	}
+	return filled
+}
+
+// namedFor reports whether git may have named a worktree record name for
+// a worktree whose directory's base name is base: base itself, or base
+// with a number after it when a record of that name was there already.
+func namedFor(name, base string) bool {
+	n, ok := strings.CutPrefix(name, base)
+	if !ok {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Target is the branch HEAD is on in the repository at root: the branch a

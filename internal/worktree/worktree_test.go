@@ -477,3 +477,202 @@ func TestNeverDeletesARepository(t *testing.T) {
 		}
 	}
 }
+
+// killedAdd leaves what a `git worktree add` of dir killed at that
+// moment leaves: git 2.39 makes the record worktrees/<base of dir>/,
+// then writes its locked, the record's gitdir, the worktree's .git file,
+// HEAD and commondir, in that order (builtin/worktree.c, add_worktree).
+// done is how many of those six steps were over; with torn, git was
+// killed in the next one, after it made the file and before it wrote to
+// it. It returns the record.
+func killedAdd(t *testing.T, repo, dir string, done int, torn bool) string {
+	t.Helper()
+	admin := filepath.Join(repo, ".git", "worktrees", filepath.Base(dir))
+	steps := []func(content bool){
+		func(bool) {
+			if err := os.MkdirAll(admin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func(c bool) { writeIf(t, filepath.Join(admin, "locked"), "initializing\n", c) },
+		func(c bool) { writeIf(t, filepath.Join(admin, "gitdir"), filepath.Join(dir, ".git")+"\n", c) },
+		func(c bool) { writeIf(t, filepath.Join(dir, ".git"), "gitdir: "+admin+"\n", c) },
+		func(c bool) { writeIf(t, filepath.Join(admin, "HEAD"), strings.Repeat("0", 40)+"\n", c) },
+		func(c bool) { writeIf(t, filepath.Join(admin, "commondir"), "../..\n", c) },
+	}
+	for _, step := range steps[:done] {
+		step(true)
+	}
+	if torn {
+		steps[done](false)
+	}
+	return admin
+}
+
+// writeIf writes content to path, or leaves the file empty when not c.
+func writeIf(t *testing.T, path, content string, c bool) {
+	t.Helper()
+	if !c {
+		content = ""
+	}
+	write(t, path, content)
+}
+
+// records lists the names of the repository's worktree records.
+func records(t *testing.T, repo string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(repo, ".git", "worktrees"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// What a `git worktree add` killed before it wrote commondir leaves is
+// cleared, and the worktree made at its own name: an empty commondir
+// makes every git worktree command die (the crash campaign's "failed to
+// read .git/worktrees/task-1/commondir"), and a record with no gitdir git
+// neither lists nor prunes (it is locked).
+func TestEnsureClearsRecordAKilledAddLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// done and torn say where the add was killed (killedAdd).
+		done int
+		torn bool
+		// other makes the record for another worktree than the one
+		// Ensure makes.
+		other bool
+		// git is what git worktree list does with the record: "unlisted",
+		// "dies" or "listed".
+		git string
+	}{
+		{"record made, nothing in it", 1, false, false, "unlisted"},
+		{"locked written empty", 1, true, false, "unlisted"},
+		{"locked", 2, false, false, "unlisted"},
+		{"gitdir written empty", 2, true, false, "unlisted"},
+		{"commondir written empty", 5, true, false, "dies"},
+		{"commondir written empty, for another worktree", 5, true, true, "dies"},
+		{"no commondir yet", 5, false, false, "listed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, start := newRepo(t)
+			// git worktree add -b makes the branch before the worktree.
+			run(t, repo, "branch", "b", start)
+			dir := filepath.Join(repo, ".ralph", "worktrees", "task-1")
+			killed := dir
+			if tc.other {
+				killed = filepath.Join(repo, ".ralph", "worktrees", "task-2")
+			}
+			killedAdd(t, repo, killed, tc.done, tc.torn)
+
+			cmd := exec.Command("git", "worktree", "list", "--porcelain")
+			cmd.Dir = repo
+			out, err := cmd.CombinedOutput()
+			got := "unlisted"
+			switch {
+			case err != nil && strings.Contains(string(out), "failed to read"):
+				got = "dies"
+			case err != nil:
+				t.Fatalf("git worktree list: %v\n%s", err, out)
+			case len(registered(t, repo)) > 0:
+				got = "listed"
+			}
+			if got != tc.git {
+				t.Fatalf("git worktree list on the record: %s, want %s\n%s", got, tc.git, out)
+			}
+
+			mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+			if got := run(t, dir, "symbolic-ref", "--short", "HEAD"); got != "b" {
+				t.Errorf("on %s, want b", got)
+			}
+			if st := run(t, dir, "status", "--porcelain"); st != "" {
+				t.Errorf("the worktree is not clean:\n%s", st)
+			}
+			if reg := registered(t, repo); len(reg) != 1 || !samePath(reg[0], dir) {
+				t.Errorf("registered worktrees = %v, want only %s", reg, dir)
+			}
+			if health(dir) != whole {
+				t.Error("the worktree is not whole")
+			}
+			if names := records(t, repo); len(names) != 1 || names[0] != "task-1" {
+				t.Errorf("worktree records = %v, want only task-1 (the killed add's cleared)", names)
+			}
+		})
+	}
+}
+
+// A record git cannot read stops every other call too, and each clears
+// it: a new run discards the task a kill left (Remove), a parallel run
+// prunes first (Prune), the merge queue looks for its target
+// (CheckedOut).
+func TestCallsClearUnreadableRecord(t *testing.T) {
+	ctx := context.Background()
+	for name, call := range map[string]func(repo string) error{
+		"Remove": func(repo string) error {
+			return Remove(ctx, repo, filepath.Join(repo, ".ralph", "worktrees", "task-1"), "")
+		},
+		"Prune": func(repo string) error { return Prune(ctx, repo) },
+		"CheckedOut": func(repo string) error {
+			_, err := CheckedOut(ctx, repo, "main")
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo, _ := newRepo(t)
+			killedAdd(t, repo, filepath.Join(repo, ".ralph", "worktrees", "task-2"), 5, true)
+			if err := call(repo); err != nil {
+				t.Fatal(err)
+			}
+			if names := records(t, repo); len(names) != 0 {
+				t.Errorf("worktree records = %v, want none", names)
+			}
+			run(t, repo, "worktree", "list", "--porcelain")
+		})
+	}
+}
+
+// Records git can use, lists or may be making, and what is not a record,
+// stay: a locked record with a commondir but no gitdir (not what a kill
+// leaves; git's prune decides once it is unlocked), a record of another
+// name with no gitdir, a whole worktree whose name git could have given
+// dir, and a symbolic link under worktrees/.
+func TestEnsureLeavesOtherRecords(t *testing.T) {
+	repo, start := newRepo(t)
+	wts := filepath.Join(repo, ".ralph", "worktrees")
+	admins := filepath.Join(repo, ".git", "worktrees")
+
+	other := killedAdd(t, repo, filepath.Join(wts, "task-2"), 2, false)
+	whole := filepath.Join(wts, "task-11")
+	run(t, repo, "worktree", "add", "-q", "-b", "eleven", whole, start)
+	usable := filepath.Join(admins, "task-13")
+	write(t, filepath.Join(usable, "commondir"), "../..\n")
+	write(t, filepath.Join(usable, "HEAD"), start+"\n")
+	write(t, filepath.Join(usable, "locked"), "on a usb stick\n") // or git's prune takes it
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	write(t, filepath.Join(outside, "locked"), "initializing\n")
+	link := filepath.Join(admins, "task-12")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := filepath.Join(wts, "task-1")
+	mustEnsure(t, repo, dir, Options{Branch: "b", Start: start})
+	for _, p := range []string{other, usable, filepath.Join(outside, "locked"), filepath.Join(admins, "task-11", "commondir")} {
+		if !exists(p) {
+			t.Errorf("%s was removed", p)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link %s was removed or replaced: %v", link, err)
+	}
+	if st := run(t, whole, "status", "--porcelain"); st != "" {
+		t.Errorf("the whole worktree changed:\n%s", st)
+	}
+	if reg := registered(t, repo); len(reg) != 2 {
+		t.Errorf("registered worktrees = %v, want task-11 and task-1", reg)
+	}
+}
