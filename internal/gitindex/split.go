@@ -141,11 +141,11 @@ func ReadWhole(path, gitDir string) (*File, error) {
 	return f, nil
 }
 
-// merge applies a split index's small part to its shared part.
+// merge applies a split index's small part to its shared part, whose
+// entries it changes.
 func merge(shared, small *Index) (*Index, error) {
 	l := small.link
-	base := make([]Entry, len(shared.Entries))
-	copy(base, shared.Entries)
+	base := shared.Entries // shared is merge's to change
 	gone := make([]bool, len(base))
 	for _, p := range l.deleted {
 		if p >= len(base) {
@@ -167,13 +167,19 @@ func merge(shared, small *Index) (*Index, error) {
 		e.Path = base[p].Path
 		base[p] = e
 	}
-	kept := base[:0]
-	for i := range base {
-		if !gone[i] {
-			kept = append(kept, base[i])
+	kept := base
+	if len(l.deleted) > 0 {
+		kept = base[:0]
+		for i := range base {
+			if !gone[i] {
+				kept = append(kept, base[i])
+			}
 		}
 	}
 	added := small.Entries[len(l.replaced):]
+	if len(added) == 0 {
+		return &Index{Version: small.Version, Sparse: small.Sparse || shared.Sparse, Entries: kept}, nil
+	}
 	out := &Index{Version: small.Version, Sparse: small.Sparse || shared.Sparse, Entries: make([]Entry, 0, len(kept)+len(added))}
 	// Both are in git's order (by name, then stage); an added entry
 	// takes the place of a kept one with its name and stage.

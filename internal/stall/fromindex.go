@@ -191,20 +191,17 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *use
 	}
 	// The rest, examined as the walk examines every file without an index.
 	var rest []string
+	out := all[:0]
 	for i := range all {
-		if !all[i].known {
+		if all[i].known {
+			out = append(out, all[i])
+		} else {
 			rest = append(rest, rels[i])
 		}
 	}
 	examined, err := t.entries(ctx, rest)
 	if err != nil {
 		return nil, 0, err
-	}
-	out := make([]treeEntry, 0, len(known)+len(examined))
-	for i := range all {
-		if all[i].known {
-			out = append(out, all[i])
-		}
 	}
 	return append(out, examined...), len(known), nil
 }
