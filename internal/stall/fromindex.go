@@ -189,7 +189,10 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *use
 		}
 		known = kept
 	}
-	// The rest, examined as the walk examines every file without an index.
+	// The rest, less what git ignores (walkLevels listed it; git has
+	// no entry for it), examined as the walk examines every file
+	// without an index. Ignored or not, a file added since git's
+	// refresh is reported by the kernel.
 	var rest []string
 	out := all[:0]
 	for i := range all {
@@ -198,6 +201,10 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *use
 		} else {
 			rest = append(rest, rels[i])
 		}
+	}
+	rest, err := t.dropIgnored(ctx, rest)
+	if err != nil {
+		return nil, 0, err
 	}
 	examined, err := t.entries(ctx, rest)
 	if err != nil {

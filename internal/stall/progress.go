@@ -354,9 +354,14 @@ func (t *Tracker) watchHash(ctx context.Context) (string, error) {
 
 // start walks the whole tree, watching every directory it enters.
 func (t *Tracker) start(ctx context.Context) error {
-	ignored, err := ignoredPaths(ctx, t.dir)
-	if err != nil {
-		return fmt.Errorf("list ignored files: %w", err)
+	ignored := map[string]bool{}
+	if t.offered == nil {
+		// A walk that will take its files from a refreshed index asks
+		// about what git ignores as it goes (walkLevels) instead.
+		var err error
+		if ignored, err = ignoredPaths(ctx, t.dir); err != nil {
+			return fmt.Errorf("list ignored files: %w", err)
+		}
 	}
 	w, err := newWatcher(t.dir)
 	if err != nil {
@@ -447,9 +452,13 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}()
 	}
 	var err error
-	for _, r := range roots {
-		if err = walk(r); err != nil {
-			break
+	if whole && offered != nil {
+		files, err = t.walkLevels(ctx)
+	} else {
+		for _, r := range roots {
+			if err = walk(r); err != nil {
+				break
+			}
 		}
 	}
 	if err == nil && t.watching != nil {
@@ -460,6 +469,10 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	took := false
 	if err == nil && whole && offered != nil {
 		entries, took, err = t.awaitRefreshed(ctx, offered, files)
+		if err == nil && !took {
+			// walkLevels left the ignored files in.
+			files, err = t.dropIgnored(ctx, files)
+		}
 		if err == nil && !took && !t.noIndex {
 			index = make(chan indexRead, 1)
 			ix, ierr := t.readIndex(ctx)
@@ -498,6 +511,115 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// walkLevels is the first walk of a Tracker that will take its files'
+// states from a refreshed index (AwaitIndex), which knows what git does
+// not ignore: instead of listing every path git ignores before it starts
+// (at 100,000 files, git's listing took as long as the walk), it walks
+// the tree a level at a time, watching each directory before reading it,
+// and asks git which of each level's new directories it ignores before
+// going into them (ignoredDirs). The files it returns include those git
+// ignores; the index, or dropIgnored, leaves them out.
+func (t *Tracker) walkLevels(ctx context.Context) ([]string, error) {
+	var files []string
+	level := []string{""}
+	for len(level) > 0 {
+		var dirs []string
+		for _, rel := range level {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			abs := filepath.Join(t.dir, filepath.FromSlash(rel))
+			if err := t.w.add(rel); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // removed meanwhile; its parent reports it
+				}
+				return nil, err
+			}
+			des, err := readDir(abs)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+					continue
+				}
+				return nil, fmt.Errorf("read %s: %w", abs, err)
+			}
+			for _, d := range des {
+				child := d.Name()
+				if rel != "" {
+					child = rel + "/" + d.Name()
+				}
+				switch {
+				case t.inGit(child):
+				case d.IsDir():
+					dirs = append(dirs, child)
+				case !t.skip(child):
+					files = append(files, child)
+				}
+			}
+		}
+		ignored, err := t.ignoredDirs(ctx, dirs)
+		if err != nil {
+			return nil, err
+		}
+		level = level[:0]
+		for _, d := range dirs {
+			switch {
+			case ignored[d]:
+				t.ignored[d] = true
+			case t.skip(d):
+				t.blind[d] = true // git does not ignore it; skip does
+			default:
+				level = append(level, d)
+			}
+		}
+	}
+	return files, nil
+}
+
+// ignoredDirs returns which of dirs git ignores whole, as git ls-files
+// --others --ignored --directory lists them: an ignore pattern matches
+// the directory and it holds no tracked file. Only the directories a
+// pattern matches (git check-ignore, without the index) are looked up in
+// the index, by a git ls-files limited to them; it also lists the ignored
+// files in those that hold tracked ones, which it notes.
+func (t *Tracker) ignoredDirs(ctx context.Context, dirs []string) (map[string]bool, error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	matched, err := checkIgnored(ctx, t.dir, dirs, "--no-index")
+	if err != nil || len(matched) == 0 {
+		return nil, err
+	}
+	listed, err := listIgnored(ctx, t.dir, slices.Sorted(maps.Keys(matched))...)
+	if err != nil {
+		return nil, err
+	}
+	whole := map[string]bool{}
+	for p := range listed {
+		if matched[p] {
+			whole[p] = true
+		} else {
+			t.ignored[p] = true
+		}
+	}
+	return whole, nil
+}
+
+// dropIgnored returns rels less the files git ignores (git check-ignore,
+// which never names a tracked file), noting those.
+func (t *Tracker) dropIgnored(ctx context.Context, rels []string) ([]string, error) {
+	if len(rels) == 0 {
+		return rels, nil
+	}
+	ign, err := checkIgnored(ctx, t.dir, rels)
+	if err != nil || len(ign) == 0 {
+		return rels, err
+	}
+	for p := range ign {
+		t.ignored[p] = true
+	}
+	return slices.DeleteFunc(rels, func(rel string) bool { return ign[rel] }), nil
 }
 
 // readDir is os.ReadDir less the sorting, which the walk does not need:

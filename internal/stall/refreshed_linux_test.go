@@ -2,9 +2,12 @@ package stall
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -168,5 +171,76 @@ func TestRefreshedIndexStaleEntries(t *testing.T) {
 	}
 	if n != 14 {
 		t.Errorf("%d files taken, want 14 (all but README)", n)
+	}
+}
+
+// TestLevelWalkIgnoresWhatTheListingDoes: the walk that awaits a refreshed
+// index asks git about each level's directories instead of listing every
+// ignored path first; it watches, hashes and leaves out exactly what the
+// listing walk does, on a tree with each shape git ignores: a directory a
+// pattern matches, nested; one a pattern matches that holds a tracked
+// file (walked, its ignored parts not); ignored files beside tracked
+// ones; a directory skip leaves out that git ignores and one it does not;
+// a nested repository.
+func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, ".gitignore", "build/\n*.log\ngen/\n.cache/\n*.o\n")
+	writeFile(t, dir, "build/a/b/c.bin", "x")
+	writeFile(t, dir, "src/deep/er/still/f.go", "package still\n")
+	writeFile(t, dir, "src/deep/er/x.o", "obj")
+	writeFile(t, dir, "gen/keep.go", "package gen\n")
+	runGit(t, dir, "add", "-f", "gen/keep.go")
+	runGit(t, dir, "commit", "-q", "-am", "shapes")
+	writeFile(t, dir, "gen/out.go", "package gen // generated\n")
+	writeFile(t, dir, "gen/sub/more.go", "package sub\n")
+	writeFile(t, dir, ".cache/c", "cached")
+	writeFile(t, dir, "vendor/other/.git/HEAD", "ref: refs/heads/main\n")
+	writeFile(t, dir, "vendor/other/lib.go", "package other\n")
+	writeFile(t, dir, "untracked.txt", "new\n")
+
+	listing := NewTracker(dir, skipLikeEngine, nil)
+	defer listing.Close()
+	want, err := listing.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hand := range []string{"a refreshed index", "none"} {
+		t.Run(hand, func(t *testing.T) {
+			tr, h, _ := startWith(t, dir, func() *RefreshedIndex {
+				if hand == "none" {
+					return nil
+				}
+				return refresh(t, dir)
+			})
+			if h != want {
+				t.Error("the hash differs from the listing walk's")
+			}
+			if got, want := fmt.Sprint(slices.Sorted(maps.Keys(tr.w.dirs))), fmt.Sprint(slices.Sorted(maps.Keys(listing.w.dirs))); got != want {
+				t.Errorf("watched directories\n got %s\nwant %s", got, want)
+			}
+			if got, want := fmt.Sprint(tr.blind), fmt.Sprint(listing.blind); got != want {
+				t.Errorf("directories left out that git does not ignore: got %s, want %s", got, want)
+			}
+			for _, p := range []string{"build", "gen/sub", "gen/out.go", "src/deep/er/x.o", "src/debug.log"} {
+				if !tr.ignored[p] {
+					t.Errorf("%s is not noted as ignored", p)
+				}
+			}
+			// A change in the directory that holds a tracked file is
+			// seen; one in the ignored part of it is not.
+			writeFile(t, dir, "gen/keep.go", "package gen // changed\n")
+			writeFile(t, dir, "gen/sub/more.go", "package sub // changed\n")
+			h2, err := tr.Hash(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h2 == h {
+				t.Error("a change to a tracked file in a matched directory was not seen")
+			}
+			writeFile(t, dir, "gen/keep.go", "package gen\n")
+			if h3, _ := tr.Hash(context.Background()); h3 != h {
+				t.Error("putting the tracked file back did not give the first hash back: the ignored change counted")
+			}
+		})
 	}
 }
