@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -115,12 +116,19 @@ func newUserIndex(f *gitindex.File, prefix string, attrFiles []string) *userInde
 	return ix
 }
 
+// refreshed is a refreshed index as the first walk uses it.
+type refreshed struct {
+	entries []gitindex.Entry // in git's order
+	// attrs is set when an attributes file may apply somewhere.
+	attrs bool
+}
+
 // readRefreshed reads a refreshed index for the walk; nil when the walk
 // cannot take files' states from it: git converts content as it hashes
 // it whatever the attributes (core.autocrlf), does not record the
 // executable bit (core.fileMode) or symlinks (core.symlinks) as they are,
 // or the index is sparse or not one gitindex reads.
-func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*userIndex, error) {
+func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*refreshed, error) {
 	conf, err := t.conversionConfig(ctx)
 	if err != nil || conf.autocrlf || !conf.exact {
 		return nil, err
@@ -140,25 +148,51 @@ func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*userI
 	if err != nil {
 		return nil, err
 	}
-	attrPath := t.abs(strings.TrimSuffix(string(out), "\n"))
-	return newUserIndex(f, "", append(conf.attrFiles, attrPath)), nil
+	attrFiles := append(conf.attrFiles, t.abs(strings.TrimSuffix(string(out), "\n")))
+	ix := &refreshed{entries: f.Entries, attrs: slices.ContainsFunc(attrFiles, nonEmptyFile)}
+	for i := range f.Entries {
+		if path.Base(f.Entries[i].Path) == ".gitattributes" {
+			ix.attrs = true
+			break
+		}
+	}
+	return ix, nil
 }
 
-// fromRefreshed describes the files at rels, taking each one's state from
-// the refreshed index ix where it has the file at stage 0, up to date
-// (not ri.Stale, not marked as git's stat check skips it) and as a plain
-// file, an executable or a symlink; the rest it examines (entry). It
-// returns how many it took from ix. Where attributes may apply, it takes
-// none that git check-attr says git converts as it hashes.
-func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *userIndex, rels []string) ([]treeEntry, int, error) {
-	var known []*treeEntry
-	all := make([]treeEntry, len(rels))
-	for i, rel := range rels {
-		ie := ix.byPath[rel]
-		if ie == nil || ie.AssumeValid || ie.SkipWorktree || ie.IntentToAdd || (ri.Stale != nil && ri.Stale(rel)) {
+// fromRefreshed describes the files the walk listed (rels) and those in
+// the directories it did not read (leaves), in one pass over the
+// refreshed index: it takes each file's state from ix where the index has
+// it at stage 0, up to date (not ri.Stale, not marked as git's stat check
+// skips it) and as a plain file, an executable or a symlink. The rest of
+// rels, less what git ignores, and the leaves' files it cannot take, it
+// examines (entry). It returns how many it took from ix. Where attributes
+// may apply, it takes none that git check-attr says git converts as it
+// hashes.
+func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *refreshed, rels []string, leaves map[string]bool) ([]treeEntry, int, error) {
+	pending := make(map[string]bool, len(rels)) // rels not taken yet
+	for _, rel := range rels {
+		pending[rel] = true
+	}
+	out := make([]treeEntry, 0, len(ix.entries))
+	var examine []string
+	for i := range ix.entries {
+		ie := &ix.entries[i]
+		rel := ie.Path
+		if ie.Stage != 0 {
 			continue
 		}
-		var kind byte
+		if !pending[rel] {
+			dir := ""
+			if k := strings.LastIndexByte(rel, '/'); k >= 0 {
+				dir = rel[:k]
+			}
+			// A file of a directory made since the walk is not taken:
+			// the kernel reports the directory, which is walked then.
+			if !leaves[dir] || t.skip(rel) {
+				continue
+			}
+		}
+		kind := byte(0)
 		switch ie.Mode {
 		case 0o100644:
 			kind = 'f'
@@ -166,51 +200,57 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *use
 			kind = 'x'
 		case 0o120000:
 			kind = 'l'
-		default:
+		}
+		if kind == 0 || ie.AssumeValid || ie.SkipWorktree || ie.IntentToAdd || (ri.Stale != nil && ri.Stale(rel)) {
+			if !pending[rel] {
+				examine = append(examine, rel) // a leaf's: rels has the others
+			}
 			continue
 		}
+		delete(pending, rel)
 		// Never read: no absolute path (at 100,000 files, the joins
 		// were a sixth of this).
-		all[i] = treeEntry{rel: rel, kind: kind, known: true}
-		copy(all[i].digest[:], ie.ID[:])
-		known = append(known, &all[i])
+		e := treeEntry{rel: rel, kind: kind, known: true}
+		copy(e.digest[:], ie.ID[:])
+		out = append(out, e)
 	}
 	attrs := ix.attrs || slices.ContainsFunc(rels, func(rel string) bool { return path.Base(rel) == ".gitattributes" })
-	if attrs && len(known) > 0 {
-		kept, err := withoutConversion(ctx, t.dir, slices.Clone(known))
+	if attrs && len(out) > 0 {
+		known := make([]*treeEntry, len(out))
+		for i := range out {
+			known[i] = &out[i]
+		}
+		kept, err := withoutConversion(ctx, t.dir, known)
 		if err != nil {
 			return nil, 0, err
 		}
-		for _, e := range known {
-			e.known = false
-		}
+		keep := map[*treeEntry]bool{}
 		for _, e := range kept {
-			e.known = true
+			keep[e] = true
 		}
-		known = kept
-	}
-	// The rest, less what git ignores (walkLevels listed it; git has
-	// no entry for it), examined as the walk examines every file
-	// without an index. Ignored or not, a file added since git's
-	// refresh is reported by the kernel.
-	var rest []string
-	out := all[:0]
-	for i := range all {
-		if all[i].known {
-			out = append(out, all[i])
-		} else {
-			rest = append(rest, rels[i])
+		taken := out[:0]
+		for i := range out {
+			if keep[&out[i]] {
+				taken = append(taken, out[i])
+			} else {
+				examine = append(examine, out[i].rel)
+			}
 		}
+		out = taken
 	}
-	rest, err := t.dropIgnored(ctx, rest)
+	// What the walk listed that the index lacks, less what git ignores
+	// (walkLevels listed it; git has no entry for it). Ignored or not, a
+	// file added since git's refresh is reported by the kernel.
+	rest, err := t.dropIgnored(ctx, slices.Collect(maps.Keys(pending)))
 	if err != nil {
 		return nil, 0, err
 	}
-	examined, err := t.entries(ctx, rest)
+	examined, err := t.entries(ctx, append(examine, rest...))
 	if err != nil {
 		return nil, 0, err
 	}
-	return append(out, examined...), len(known), nil
+	n := len(out)
+	return append(out, examined...), n, nil
 }
 
 // fromIndex takes from git's index the digests of the files among entries
@@ -340,10 +380,10 @@ func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*
 }
 
 // awaitRefreshed waits for the index AwaitIndex's function hands over and
-// describes the files at rels from it (fromRefreshed); took is false when
-// none was handed over or it cannot be used, and the files are still to
-// be examined.
-func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan *RefreshedIndex, rels []string) (entries []treeEntry, took bool, err error) {
+// describes the files from it (fromRefreshed); took is false when none
+// was handed over or it cannot be used, and the files (and the leaves')
+// are still to be examined.
+func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan *RefreshedIndex, rels []string, leaves map[string]bool) (entries []treeEntry, took bool, err error) {
 	var ri *RefreshedIndex
 	select {
 	case ri = <-offered:
@@ -360,7 +400,7 @@ func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan *RefreshedI
 		}
 		return nil, false, ctx.Err()
 	}
-	entries, n, err := t.fromRefreshed(ctx, ri, ix, rels)
+	entries, n, err := t.fromRefreshed(ctx, ri, ix, rels, leaves)
 	if err != nil {
 		t.logger.Debug("not using the refreshed index", "err", err)
 		return nil, false, ctx.Err()

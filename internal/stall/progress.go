@@ -95,6 +95,9 @@ type Tracker struct {
 	// files the last whole walk took from one (for tests).
 	offered            chan *RefreshedIndex
 	fromRefreshedCount int
+	// leafCount is how many directories the last level walk watched
+	// without reading them (for tests).
+	leafCount int
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -452,8 +455,10 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		}()
 	}
 	var err error
+	var leaves map[string]bool
 	if whole && offered != nil {
-		files, err = t.walkLevels(ctx)
+		files, leaves, err = t.walkLevels(ctx)
+		t.leafCount = len(leaves)
 	} else {
 		for _, r := range roots {
 			if err = walk(r); err != nil {
@@ -468,10 +473,14 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	t.fromRefreshedCount = 0
 	took := false
 	if err == nil && whole && offered != nil {
-		entries, took, err = t.awaitRefreshed(ctx, offered, files)
+		entries, took, err = t.awaitRefreshed(ctx, offered, files, leaves)
 		if err == nil && !took {
-			// walkLevels left the ignored files in.
-			files, err = t.dropIgnored(ctx, files)
+			// walkLevels did not read the leaves, and left the ignored
+			// files in.
+			var more []string
+			if more, err = t.leafFiles(leaves); err == nil {
+				files, err = t.dropIgnored(ctx, append(files, more...))
+			}
 		}
 		if err == nil && !took && !t.noIndex {
 			index = make(chan indexRead, 1)
@@ -503,7 +512,8 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		return err
 	}
 	if whole && len(t.files) == 0 {
-		t.files = make(map[string][32]byte, len(entries))
+		t.addAll(entries)
+		return nil
 	}
 	for _, e := range entries {
 		if !e.gone {
@@ -513,36 +523,72 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	return nil
 }
 
+// addAll puts entries into an empty sum, as put does one by one, their
+// shares hashed several at a time (at 100,000 files, one at a time was a
+// third of a walk that takes them from an index).
+func (t *Tracker) addAll(entries []treeEntry) {
+	shares := make([][32]byte, len(entries))
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	chunk := (len(entries) + workers - 1) / max(workers, 1)
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(entries); lo += chunk {
+		hi := min(lo+chunk, len(entries))
+		wg.Go(func() {
+			var buf []byte
+			for i := lo; i < hi; i++ {
+				e := &entries[i]
+				buf = append(append(append(buf[:0], e.rel...), 0, e.kind, 0), e.digest[:]...)
+				shares[i] = sha256.Sum256(buf)
+			}
+		})
+	}
+	wg.Wait()
+	t.files = make(map[string][32]byte, len(entries))
+	for i := range entries {
+		if entries[i].gone {
+			continue
+		}
+		if old, ok := t.files[entries[i].rel]; ok {
+			t.sum.sub(old)
+		}
+		t.files[entries[i].rel] = shares[i]
+		t.sum.add(shares[i])
+	}
+}
+
 // walkLevels is the first walk of a Tracker that will take its files'
 // states from a refreshed index (AwaitIndex), which knows what git does
 // not ignore: instead of listing every path git ignores before it starts
 // (at 100,000 files, git's listing took as long as the walk), it walks
-// the tree a level at a time, watching each directory before reading it,
-// and asks git which of each level's new directories it ignores before
-// going into them (ignoredDirs). The files it returns include those git
-// ignores; the index, or dropIgnored, leaves them out.
-func (t *Tracker) walkLevels(ctx context.Context) ([]string, error) {
-	var files []string
+// the tree a level at a time, watching each directory before it looks in
+// it, and asks git which of each level's new directories it ignores
+// before going into them (ignoredDirs). A directory with no subdirectory
+// (leafDir) it watches but does not read: the index lists its files
+// (leaves; at 100,000 files in a few directories, reading them was most
+// of the walk). The files it returns include those git ignores; the
+// index, or dropIgnored, leaves them out.
+func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[string]bool, err error) {
+	leaves = map[string]bool{}
 	level := []string{""}
 	for len(level) > 0 {
 		var dirs []string
 		for _, rel := range level {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			abs := filepath.Join(t.dir, filepath.FromSlash(rel))
 			if err := t.w.add(rel); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // removed meanwhile; its parent reports it
 				}
-				return nil, err
+				return nil, nil, err
 			}
-			des, err := readDir(abs)
+			des, leaf, err := t.readUnlessLeaf(rel)
 			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-					continue
-				}
-				return nil, fmt.Errorf("read %s: %w", abs, err)
+				return nil, nil, err
+			}
+			if leaf {
+				leaves[rel] = true
+				continue
 			}
 			for _, d := range des {
 				child := d.Name()
@@ -560,7 +606,7 @@ func (t *Tracker) walkLevels(ctx context.Context) ([]string, error) {
 		}
 		ignored, err := t.ignoredDirs(ctx, dirs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		level = level[:0]
 		for _, d := range dirs {
@@ -571,6 +617,55 @@ func (t *Tracker) walkLevels(ctx context.Context) ([]string, error) {
 				t.blind[d] = true // git does not ignore it; skip does
 			default:
 				level = append(level, d)
+			}
+		}
+	}
+	return files, leaves, nil
+}
+
+// readUnlessLeaf reads the directory rel, unless it has no subdirectory
+// (leafDir): then leaf is set and it is not read. A directory gone or
+// not readable reads as empty.
+func (t *Tracker) readUnlessLeaf(rel string) (des []fs.DirEntry, leaf bool, err error) {
+	abs := filepath.Join(t.dir, filepath.FromSlash(rel))
+	f, err := os.Open(abs)
+	if err == nil {
+		defer f.Close()
+		if leafDir(f) {
+			return nil, true, nil
+		}
+		des, err = f.ReadDir(-1)
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read %s: %w", abs, err)
+	}
+	return des, false, nil
+}
+
+// leafFiles lists the files of the directories walkLevels did not read,
+// for a walk that has no index to take them from.
+func (t *Tracker) leafFiles(leaves map[string]bool) ([]string, error) {
+	var files []string
+	for rel := range leaves {
+		abs := filepath.Join(t.dir, filepath.FromSlash(rel))
+		des, err := readDir(abs)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+				continue
+			}
+			return nil, fmt.Errorf("read %s: %w", abs, err)
+		}
+		for _, d := range des {
+			child := d.Name()
+			if rel != "" {
+				child = rel + "/" + d.Name()
+			}
+			// A directory made since is reported by the kernel.
+			if !d.IsDir() && !t.inGit(child) && !t.skip(child) {
+				files = append(files, child)
 			}
 		}
 	}

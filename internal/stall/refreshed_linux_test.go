@@ -244,3 +244,37 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestLeavesTakenFromTheIndex: directories without subdirectories are
+// watched, not read, and their files come from the refreshed index:
+// tracked, changed, untracked and new ones, less the ignored; files a
+// leaf gains or loses after git's refresh are seen on the next Hash.
+func TestLeavesTakenFromTheIndex(t *testing.T) {
+	dir := newRepo(t)
+	f, err := os.Open(filepath.Join(dir, "src", "p0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := leafDir(f)
+	f.Close()
+	writeFile(t, dir, "src/p0/untracked.go", "package p0 // new\n")
+	writeFile(t, dir, "src/p0/ignored.log", "log")
+	writeFile(t, dir, "src/p1/f1.go", "package p1 // changed\n")
+	tr, h, n := startWith(t, dir, func() *RefreshedIndex { return refresh(t, dir) })
+	if want := readAll(t, dir); h != want {
+		t.Error("the hash differs from the one reading every file")
+	}
+	if leaf && tr.leafCount == 0 {
+		t.Error("every directory was read, though this file system keeps link counts")
+	}
+	t.Logf("%d leaves unread, %d files from the index", tr.leafCount, n)
+	writeFile(t, dir, "src/p2/later.go", "package p2 // after\n")
+	os.Remove(filepath.Join(dir, "src/p0/f3.go"))
+	h2, err := tr.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := readAll(t, dir); h2 != want {
+		t.Error("a file a leaf gained or lost after the refresh is missing from the next hash")
+	}
+}
