@@ -456,9 +456,12 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	}
 	var err error
 	var leaves map[string]bool
+	late := func() error { return nil }
 	if whole && offered != nil {
-		files, leaves, err = t.walkLevels(ctx)
+		var later []string
+		files, leaves, later, err = t.walkLevels(ctx)
 		t.leafCount = len(leaves)
+		late = t.lateIgnored(ctx, later)
 	} else {
 		for _, r := range roots {
 			if err = walk(r); err != nil {
@@ -493,17 +496,19 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	}
 	if index != nil {
 		read := <-index
-		if err != nil {
-			return err
+		if err == nil {
+			n := 0
+			if read.err == nil && read.ix != nil {
+				n, read.err = t.fromIndex(ctx, read.ix, entries)
+			}
+			if read.err != nil {
+				t.logger.Debug("not using git's index for the first walk", "err", read.err)
+			}
+			t.fromIndexCount = n
 		}
-		n := 0
-		if read.err == nil && read.ix != nil {
-			n, read.err = t.fromIndex(ctx, read.ix, entries)
-		}
-		if read.err != nil {
-			t.logger.Debug("not using git's index for the first walk", "err", read.err)
-		}
-		t.fromIndexCount = n
+	}
+	if lerr := late(); err == nil {
+		err = lerr
 	}
 	if err != nil {
 		return err
@@ -566,25 +571,27 @@ func (t *Tracker) addAll(entries []treeEntry) {
 // (leafDir) it watches but does not read: the index lists its files
 // (leaves; at 100,000 files in a few directories, reading them was most
 // of the walk). The files it returns include those git ignores; the
-// index, or dropIgnored, leaves them out.
-func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[string]bool, err error) {
+// index, or dropIgnored, leaves them out. later are the directories skip
+// leaves out that an ignore pattern matches: whether git ignores them
+// (or they are blind) is for lateIgnored to find out.
+func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[string]bool, later []string, err error) {
 	leaves = map[string]bool{}
 	level := []string{""}
 	for len(level) > 0 {
 		var dirs []string
 		for _, rel := range level {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if err := t.w.add(rel); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // removed meanwhile; its parent reports it
 				}
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			des, leaf, err := t.readUnlessLeaf(rel)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if leaf {
 				leaves[rel] = true
@@ -604,15 +611,30 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				}
 			}
 		}
-		ignored, err := t.ignoredDirs(ctx, dirs)
+		matched, err := t.matchedDirs(ctx, dirs)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		// Whether a directory skip leaves out is ignored only decides
+		// whether it is blind: asked after the walk (later).
+		var ask []string
+		for _, d := range dirs {
+			if matched[d] && t.skip(d) {
+				later = append(later, d)
+			} else if matched[d] {
+				ask = append(ask, d)
+			}
+		}
+		ignored, err := t.ignoredWhole(ctx, ask)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		level = level[:0]
 		for _, d := range dirs {
 			switch {
 			case ignored[d]:
 				t.ignored[d] = true
+			case matched[d] && t.skip(d):
 			case t.skip(d):
 				t.blind[d] = true // git does not ignore it; skip does
 			default:
@@ -620,7 +642,7 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 			}
 		}
 	}
-	return files, leaves, nil
+	return files, leaves, later, nil
 }
 
 // readUnlessLeaf reads the directory rel, unless it has no subdirectory
@@ -672,33 +694,68 @@ func (t *Tracker) leafFiles(leaves map[string]bool) ([]string, error) {
 	return files, nil
 }
 
-// ignoredDirs returns which of dirs git ignores whole, as git ls-files
-// --others --ignored --directory lists them: an ignore pattern matches
-// the directory and it holds no tracked file. Only the directories a
-// pattern matches (git check-ignore, without the index) are looked up in
-// the index, by a git ls-files limited to them; it also lists the ignored
-// files in those that hold tracked ones, which it notes.
-func (t *Tracker) ignoredDirs(ctx context.Context, dirs []string) (map[string]bool, error) {
+// matchedDirs returns which of dirs an ignore pattern matches (git
+// check-ignore, without the index).
+func (t *Tracker) matchedDirs(ctx context.Context, dirs []string) (map[string]bool, error) {
 	if len(dirs) == 0 {
 		return nil, nil
 	}
-	matched, err := checkIgnored(ctx, t.dir, dirs, "--no-index")
-	if err != nil || len(matched) == 0 {
-		return nil, err
+	return checkIgnored(ctx, t.dir, dirs, "--no-index")
+}
+
+// ignoredWhole returns which of dirs, each matched by an ignore pattern,
+// git ignores whole, as git ls-files --others --ignored --directory lists
+// them: those that hold no tracked file. It notes the ignored files that
+// the others hold, which git lists one by one.
+func (t *Tracker) ignoredWhole(ctx context.Context, dirs []string) (map[string]bool, error) {
+	if len(dirs) == 0 {
+		return nil, nil
 	}
-	listed, err := listIgnored(ctx, t.dir, slices.Sorted(maps.Keys(matched))...)
+	listed, err := listIgnored(ctx, t.dir, dirs...)
 	if err != nil {
 		return nil, err
 	}
 	whole := map[string]bool{}
+	for _, d := range dirs {
+		whole[d] = listed[d]
+		delete(listed, d)
+	}
 	for p := range listed {
-		if matched[p] {
-			whole[p] = true
-		} else {
-			t.ignored[p] = true
-		}
+		t.ignored[p] = true
 	}
 	return whole, nil
+}
+
+// lateIgnored asks, in the background, which of the directories
+// walkLevels put off git ignores; the function it returns waits for the
+// answer and notes it (ignored, or blind), and is to be called from the
+// Tracker's goroutine.
+func (t *Tracker) lateIgnored(ctx context.Context, dirs []string) func() error {
+	if len(dirs) == 0 {
+		return func() error { return nil }
+	}
+	var listed map[string]bool
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		listed, err = listIgnored(ctx, t.dir, dirs...)
+	}()
+	return func() error {
+		<-done
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			if !listed[d] {
+				t.blind[d] = true // git does not ignore it; skip does
+			}
+		}
+		for p := range listed {
+			t.ignored[p] = true
+		}
+		return nil
+	}
 }
 
 // dropIgnored returns rels less the files git ignores (git check-ignore,

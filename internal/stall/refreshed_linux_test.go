@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,7 +46,13 @@ func refreshAll(t *testing.T, dir string) *RefreshedIndex { return refresh(t, di
 // how many files it took from the index handed over.
 func startWith(t *testing.T, dir string, hand func() *RefreshedIndex) (*Tracker, string, int) {
 	t.Helper()
-	tr := NewTracker(dir, skipLikeEngine, nil)
+	return startSkipping(t, dir, skipLikeEngine, hand)
+}
+
+// startSkipping is startWith with the Tracker's skip.
+func startSkipping(t *testing.T, dir string, skip func(string) bool, hand func() *RefreshedIndex) (*Tracker, string, int) {
+	t.Helper()
+	tr := NewTracker(dir, skip, nil)
 	t.Cleanup(func() { tr.Close() })
 	offer := tr.AwaitIndex()
 	h, err := tr.Start(context.Background(), func() { offer(hand()) })
@@ -184,7 +191,7 @@ func TestRefreshedIndexStaleEntries(t *testing.T) {
 // a nested repository.
 func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 	dir := newRepo(t)
-	writeFile(t, dir, ".gitignore", "build/\n*.log\ngen/\n.cache/\n*.o\n")
+	writeFile(t, dir, ".gitignore", "build/\n*.log\ngen/\n.cache/\n*.o\nlogs/\n")
 	writeFile(t, dir, "build/a/b/c.bin", "x")
 	writeFile(t, dir, "src/deep/er/still/f.go", "package still\n")
 	writeFile(t, dir, "src/deep/er/x.o", "obj")
@@ -194,11 +201,18 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 	writeFile(t, dir, "gen/out.go", "package gen // generated\n")
 	writeFile(t, dir, "gen/sub/more.go", "package sub\n")
 	writeFile(t, dir, ".cache/c", "cached")
+	// A directory skip leaves out whose pattern git applies, but that
+	// holds a tracked file: blind, as git does not ignore it whole.
+	writeFile(t, dir, "logs/tracked.txt", "kept")
+	writeFile(t, dir, "logs/x.log", "log")
+	runGit(t, dir, "add", "-f", "logs/tracked.txt")
+	runGit(t, dir, "commit", "-q", "-m", "a tracked log")
 	writeFile(t, dir, "vendor/other/.git/HEAD", "ref: refs/heads/main\n")
 	writeFile(t, dir, "vendor/other/lib.go", "package other\n")
 	writeFile(t, dir, "untracked.txt", "new\n")
 
-	listing := NewTracker(dir, skipLikeEngine, nil)
+	skip := func(rel string) bool { return skipLikeEngine(rel) || rel == "logs" || strings.HasPrefix(rel, "logs/") }
+	listing := NewTracker(dir, skip, nil)
 	defer listing.Close()
 	want, err := listing.Hash(context.Background())
 	if err != nil {
@@ -206,7 +220,7 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 	}
 	for _, hand := range []string{"a refreshed index", "none"} {
 		t.Run(hand, func(t *testing.T) {
-			tr, h, _ := startWith(t, dir, func() *RefreshedIndex {
+			tr, h, _ := startSkipping(t, dir, skip, func() *RefreshedIndex {
 				if hand == "none" {
 					return nil
 				}
