@@ -449,7 +449,7 @@ func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, mes
 		r.tree.recorded(snap.Tree)
 		// The snapshot's private index is the tree as it read it: the
 		// Tracker's first walk takes the files' states from it.
-		r.tree.refreshed(e.opt.Snapshots)
+		r.tree.refreshed()
 	}
 	pausepoint.At(pausepoint.TaskPreSnapshot)
 	dirty := make(chan int, 1)

@@ -36,10 +36,10 @@ type treeWatch struct {
 	// first brings the first walk's hash while it runs in the
 	// background (watchTree); ready waits for it.
 	first chan string
-	// offer hands the first walk the index a whole snapshot of the tree
-	// refreshed (refreshed), when watchTree was asked to wait for one;
-	// ready hands it nothing if no snapshot did.
-	offer func(*stall.RefreshedIndex)
+	// offer tells the first walk whether a whole snapshot of the tree
+	// refreshed the snapshots' index (refreshed), when watchTree was
+	// asked to wait for one; ready tells it no if no snapshot did.
+	offer func(bool)
 }
 
 // watchTree starts a Tracker of the workspace and returns once it
@@ -50,9 +50,16 @@ type treeWatch struct {
 // since is the tree as it is.
 func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	t := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
-	var offer func(*stall.RefreshedIndex)
+	var offer func(bool)
 	if awaitIndex && e.opt.Snapshots != nil && e.opt.Snapshots.Root() == e.ws.Root {
-		offer = t.AwaitIndex()
+		// The snapshots' private index, which the pre-task snapshot
+		// brings up to date with the tree (refreshed), all but ralph's
+		// private files.
+		path, gitDir := e.opt.Snapshots.IndexFile()
+		stale := func(rel string) bool {
+			return strings.HasPrefix(rel, workspace.Dir+"/") && workspace.IsPrivate(rel)
+		}
+		offer = t.AwaitIndex(stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: stale})
 	}
 	first, watching := make(chan string, 1), make(chan struct{})
 	go func() {
@@ -71,26 +78,21 @@ func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	return treeWatch{tracker: t, first: first, offer: offer}
 }
 
-// refreshed hands the Tracker's first walk the snapshots' private index,
-// which a whole snapshot begun after watchTree returned has just brought
+// refreshed tells the Tracker's first walk that a whole snapshot begun
+// after watchTree returned has just brought the snapshots' private index
 // up to date with the tree: the walk takes the files' states from it
 // instead of examining each one. Only the first call counts.
-func (w *treeWatch) refreshed(snaps *snapshot.Repo) {
-	if w.offer == nil {
-		return
+func (w *treeWatch) refreshed() {
+	if w.offer != nil {
+		w.offer(true)
+		w.offer = nil
 	}
-	path, gitDir := snaps.IndexFile()
-	stale := func(rel string) bool {
-		return strings.HasPrefix(rel, workspace.Dir+"/") && workspace.IsPrivate(rel)
-	}
-	w.offer(&stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: stale})
-	w.offer = nil
 }
 
 // ready waits for the Tracker's first walk.
 func (w *treeWatch) ready() {
 	if w.offer != nil {
-		w.offer(nil) // no snapshot refreshed an index for it
+		w.offer(false) // no snapshot refreshed the index for it
 		w.offer = nil
 	}
 	if w.first != nil {

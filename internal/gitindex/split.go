@@ -113,6 +113,39 @@ func ewahBits(b []byte) (set []int, n int, err error) {
 // result is not Split. ModTime is the small part's, which git writes
 // whenever the index changes.
 func ReadWhole(path, gitDir string) (*File, error) {
+	return readWhole(path, gitDir, nil)
+}
+
+// A Shared is the shared part of a split index, read ahead of the small
+// part it goes with (git rewrites the small part far more often).
+type Shared struct {
+	id [sha1.Size]byte
+	ix *Index
+}
+
+// ReadShared reads the shared part of the split index at path as the
+// small part names it now, for a ReadWholeWith to come; nil when the
+// index is not split or needs no shared part.
+func ReadShared(path, gitDir string) (*Shared, error) {
+	f, err := Read(path)
+	if err != nil || !f.Split || f.link.shared == [sha1.Size]byte{} {
+		return nil, err
+	}
+	ix, err := readShared(gitDir, f.link.shared)
+	if err != nil {
+		return nil, err
+	}
+	return &Shared{id: f.link.shared, ix: ix}, nil
+}
+
+// ReadWholeWith is ReadWhole taking the shared part from s when the small
+// part still names it (s may be nil). s is used up: its entries become
+// the result's.
+func ReadWholeWith(path, gitDir string, s *Shared) (*File, error) {
+	return readWhole(path, gitDir, s)
+}
+
+func readWhole(path, gitDir string, s *Shared) (*File, error) {
 	f, err := Read(path)
 	if err != nil || !f.Split {
 		return f, err
@@ -123,8 +156,22 @@ func ReadWhole(path, gitDir string) (*File, error) {
 		f.Index, err = merge(&Index{Version: f.Version}, f.Index)
 		return f, err
 	}
-	id := hex.EncodeToString(l.shared[:])
-	sharedPath := filepath.Join(gitDir, "sharedindex."+id)
+	var shared *Index
+	if s != nil && s.id == l.shared && s.ix != nil {
+		shared, s.ix = s.ix, nil
+	} else if shared, err = readShared(gitDir, l.shared); err != nil {
+		return nil, err
+	}
+	if f.Index, err = merge(shared, f.Index); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// readShared reads the shared index called id in gitDir.
+func readShared(gitDir string, id [sha1.Size]byte) (*Index, error) {
+	name := hex.EncodeToString(id[:])
+	sharedPath := filepath.Join(gitDir, "sharedindex."+name)
 	shared, err := Read(sharedPath)
 	if err != nil {
 		return nil, err
@@ -132,13 +179,10 @@ func ReadWhole(path, gitDir string) (*File, error) {
 	if shared.Split {
 		return nil, fmt.Errorf("read %s: %w: a shared index that is split itself", sharedPath, ErrFormat)
 	}
-	if shared.sum != l.shared {
-		return nil, fmt.Errorf("read %s: %w: its checksum is not %s", sharedPath, ErrFormat, id)
+	if shared.sum != id {
+		return nil, fmt.Errorf("read %s: %w: its checksum is not %s", sharedPath, ErrFormat, name)
 	}
-	if f.Index, err = merge(shared.Index, f.Index); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return f, nil
+	return shared.Index, nil
 }
 
 // merge applies a split index's small part to its shared part, whose

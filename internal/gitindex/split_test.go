@@ -228,3 +228,45 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestReadWholeWithASharedPartReadAhead: the shared part read before the
+// small part changed is used when the small part still names it, and
+// passed over when git wrote another.
+func TestReadWholeWithASharedPartReadAhead(t *testing.T) {
+	dir := splitRepo(t, "2")
+	index, gitDir := filepath.Join(dir, ".git", "index"), filepath.Join(dir, ".git")
+	s, err := ReadShared(index, gitDir)
+	if err != nil || s == nil {
+		t.Fatalf("ReadShared: %v, %v", s, err)
+	}
+	// The small part changes; the shared part stays.
+	os.WriteFile(filepath.Join(dir, "z"), []byte("z changed\n"), 0o644)
+	git(t, dir, "-c", "splitIndex.maxPercentChange=100", "add", "z")
+	f, err := ReadWholeWith(index, gitDir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, got := lsFiles(t, dir), asLsFiles(f.Index); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("with the shared part read ahead\n got %v\nwant %v", got, want)
+	}
+	if s.ix != nil {
+		t.Error("the shared part read ahead was not used")
+	}
+	// git writes a new shared part: the one read ahead is passed over.
+	s, err = ReadShared(index, gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "update-index", "--split-index", "--force-write-index")
+	git(t, dir, "-c", "splitIndex.maxPercentChange=0", "add", "a.txt")
+	f, err = ReadWholeWith(index, gitDir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, got := lsFiles(t, dir), asLsFiles(f.Index); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after git wrote a new shared part\n got %v\nwant %v", got, want)
+	}
+	if s.ix == nil {
+		t.Error("a shared part that is no longer named was used")
+	}
+}

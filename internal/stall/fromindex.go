@@ -33,21 +33,23 @@ type RefreshedIndex struct {
 }
 
 // AwaitIndex makes the next Start's walk wait, once it watches every
-// directory, for an index handed to the returned function, and take from
-// it the state of every file it lists instead of examining each one
-// (at 100,000 files, the stat calls and the comparison with git's own
-// index were most of a task's start). Handing it nil, or an index it
-// cannot use (split without its shared part, a sparse one, or where git
-// converts content or ignores the executable bit or symlinks), makes the
-// walk examine the files as before. The function is to be called once,
-// from any goroutine; calls after the first do nothing. Call AwaitIndex
-// before Start.
-func (t *Tracker) AwaitIndex() func(*RefreshedIndex) {
-	ch := make(chan *RefreshedIndex, 1)
-	t.offered = ch
+// directory, to hear whether the index at where (its Path, GitDir and
+// Stale) was refreshed since, and if so take from it the state of every
+// file instead of examining each one (at 100,000 files, the stat calls
+// and the comparison with git's own index were most of a task's start);
+// meanwhile it reads what it can ahead (the index's shared part, git's
+// configuration). Told false, or given an index it cannot use (split
+// without its shared part, a sparse one, or where git converts content
+// or ignores the executable bit or symlinks), the walk examines the
+// files as before. The function is to be called once, from any
+// goroutine; calls after the first do nothing. Call AwaitIndex before
+// Start.
+func (t *Tracker) AwaitIndex(where RefreshedIndex) func(refreshed bool) {
+	ch := make(chan bool, 1)
+	t.offered, t.awaiting = ch, &where
 	var once sync.Once
-	return func(ri *RefreshedIndex) {
-		once.Do(func() { ch <- ri })
+	return func(refreshed bool) {
+		once.Do(func() { ch <- refreshed })
 	}
 }
 
@@ -123,17 +125,42 @@ type refreshed struct {
 	attrs bool
 }
 
+// ahead is what the walk reads while git refreshes the index.
+type ahead struct {
+	conf     gitConfig
+	attrPath string // the repository's info/attributes
+	shared   *gitindex.Shared
+	err      error
+}
+
+// readAhead reads git's configuration and the index's shared part as it
+// is before the refresh (git rarely writes a new one).
+func (t *Tracker) readAhead(ctx context.Context, ri *RefreshedIndex) ahead {
+	var a ahead
+	if a.conf, a.err = t.conversionConfig(ctx); a.err != nil {
+		return a
+	}
+	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--git-path", "info/attributes")
+	if err != nil {
+		a.err = err
+		return a
+	}
+	a.attrPath = t.abs(strings.TrimSuffix(string(out), "\n"))
+	// Not there, or not usable: the index is read whole after.
+	a.shared, _ = gitindex.ReadShared(ri.Path, ri.GitDir)
+	return a
+}
+
 // readRefreshed reads a refreshed index for the walk; nil when the walk
 // cannot take files' states from it: git converts content as it hashes
 // it whatever the attributes (core.autocrlf), does not record the
 // executable bit (core.fileMode) or symlinks (core.symlinks) as they are,
 // or the index is sparse or not one gitindex reads.
-func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*refreshed, error) {
-	conf, err := t.conversionConfig(ctx)
-	if err != nil || conf.autocrlf || !conf.exact {
-		return nil, err
+func (t *Tracker) readRefreshed(ri *RefreshedIndex, a ahead) (*refreshed, error) {
+	if a.err != nil || a.conf.autocrlf || !a.conf.exact {
+		return nil, a.err
 	}
-	f, err := gitindex.ReadWhole(ri.Path, ri.GitDir)
+	f, err := gitindex.ReadWholeWith(ri.Path, ri.GitDir, a.shared)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, gitindex.ErrFormat) {
 			t.logger.Debug("not using the refreshed index", "err", err)
@@ -144,11 +171,7 @@ func (t *Tracker) readRefreshed(ctx context.Context, ri *RefreshedIndex) (*refre
 	if f.Sparse {
 		return nil, nil
 	}
-	out, err := gitOutput(ctx, t.dir, nil, "rev-parse", "--git-path", "info/attributes")
-	if err != nil {
-		return nil, err
-	}
-	attrFiles := append(conf.attrFiles, t.abs(strings.TrimSuffix(string(out), "\n")))
+	attrFiles := append(a.conf.attrFiles, a.attrPath)
 	ix := &refreshed{entries: f.Entries, attrs: slices.ContainsFunc(attrFiles, nonEmptyFile)}
 	for i := range f.Entries {
 		if path.Base(f.Entries[i].Path) == ".gitattributes" {
@@ -379,21 +402,23 @@ func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*
 	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
 }
 
-// awaitRefreshed waits for the index AwaitIndex's function hands over and
-// describes the files from it (fromRefreshed); took is false when none
-// was handed over or it cannot be used, and the files (and the leaves')
-// are still to be examined.
-func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan *RefreshedIndex, rels []string, leaves map[string]bool) (entries []treeEntry, took bool, err error) {
-	var ri *RefreshedIndex
+// awaitRefreshed waits to hear whether the index AwaitIndex named was
+// refreshed, reading ahead meanwhile, and describes the files from it
+// (fromRefreshed); took is false when it was not or cannot be used, and
+// the files (and the leaves') are still to be examined.
+func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan bool, ri *RefreshedIndex, rels []string, leaves map[string]bool) (entries []treeEntry, took bool, err error) {
+	read := make(chan ahead, 1)
+	go func() { read <- t.readAhead(ctx, ri) }()
+	var refreshed bool
 	select {
-	case ri = <-offered:
+	case refreshed = <-offered:
 	case <-ctx.Done():
+	}
+	a := <-read
+	if !refreshed || ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
-	if ri == nil {
-		return nil, false, nil
-	}
-	ix, err := t.readRefreshed(ctx, ri)
+	ix, err := t.readRefreshed(ri, a)
 	if err != nil || ix == nil {
 		if err != nil {
 			t.logger.Debug("not using the refreshed index", "err", err)

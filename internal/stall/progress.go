@@ -90,10 +90,12 @@ type Tracker struct {
 	fromIndexCount int
 	noIndex        bool
 
-	// offered, when not nil, is where the next whole walk waits for a
-	// refreshed index (AwaitIndex); fromRefreshedCount is how many
+	// offered, when not nil, is where the next whole walk waits to hear
+	// whether the index awaiting names was refreshed (AwaitIndex);
+	// fromRefreshedCount is how many
 	// files the last whole walk took from one (for tests).
-	offered            chan *RefreshedIndex
+	offered            chan bool
+	awaiting           *RefreshedIndex
 	fromRefreshedCount int
 	// leafCount is how many directories the last level walk watched
 	// without reading them (for tests).
@@ -439,9 +441,9 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 		return nil
 	}
 	whole := len(roots) == 1 && roots[0] == ""
-	offered := t.offered
+	offered, awaiting := t.offered, t.awaiting
 	if whole {
-		t.offered = nil
+		t.offered, t.awaiting = nil, nil
 	}
 	// The whole tree: what git's index vouches for needs no reading. The
 	// index is read while the tree is walked, unless a refreshed one is
@@ -476,7 +478,7 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 	t.fromRefreshedCount = 0
 	took := false
 	if err == nil && whole && offered != nil {
-		entries, took, err = t.awaitRefreshed(ctx, offered, files, leaves)
+		entries, took, err = t.awaitRefreshed(ctx, offered, awaiting, files, leaves)
 		if err == nil && !took {
 			// walkLevels did not read the leaves, and left the ignored
 			// files in.

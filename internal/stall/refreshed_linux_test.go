@@ -38,23 +38,29 @@ func refresh(t *testing.T, dir string, exclude ...string) *RefreshedIndex {
 	return &RefreshedIndex{Path: index, GitDir: filepath.Join(dir, ".git")}
 }
 
-func refreshAll(t *testing.T, dir string) *RefreshedIndex { return refresh(t, dir) }
+func refreshAll(t *testing.T, dir string) bool { refresh(t, dir); return true }
 
-// startWith starts a Tracker of dir whose first walk is handed what
-// hand returns, called once the walk watches every directory (where a
-// snapshot of the tree would be taken), and returns its first hash and
-// how many files it took from the index handed over.
-func startWith(t *testing.T, dir string, hand func() *RefreshedIndex) (*Tracker, string, int) {
-	t.Helper()
-	return startSkipping(t, dir, skipLikeEngine, hand)
+// indexAt is where refresh keeps the index of dir.
+func indexAt(dir string) RefreshedIndex {
+	return RefreshedIndex{Path: filepath.Join(dir, ".git", "ralph", "index"), GitDir: filepath.Join(dir, ".git")}
 }
 
-// startSkipping is startWith with the Tracker's skip.
-func startSkipping(t *testing.T, dir string, skip func(string) bool, hand func() *RefreshedIndex) (*Tracker, string, int) {
+// startWith starts a Tracker of dir whose first walk awaits the index
+// refresh keeps, and is told what hand returns, called once the walk
+// watches every directory (where a snapshot of the tree would be taken);
+// it returns the Tracker, its first hash and how many files it took from
+// the index.
+func startWith(t *testing.T, dir string, hand func() bool) (*Tracker, string, int) {
+	t.Helper()
+	return startSkipping(t, dir, skipLikeEngine, indexAt(dir), hand)
+}
+
+// startSkipping is startWith with the Tracker's skip and the index.
+func startSkipping(t *testing.T, dir string, skip func(string) bool, where RefreshedIndex, hand func() bool) (*Tracker, string, int) {
 	t.Helper()
 	tr := NewTracker(dir, skip, nil)
 	t.Cleanup(func() { tr.Close() })
-	offer := tr.AwaitIndex()
+	offer := tr.AwaitIndex(where)
 	h, err := tr.Start(context.Background(), func() { offer(hand()) })
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +94,7 @@ func TestFirstWalkTakesFilesFromARefreshedIndex(t *testing.T) {
 	os.Chmod(filepath.Join(dir, "README"), 0o755)
 	os.Symlink("README", filepath.Join(dir, "link"))
 	const files = 12 + 1 + 1 + 1 + 1 + 1 // sources, README, .gitignore, keep.log, new.go, link
-	tr, h, n := startWith(t, dir, func() *RefreshedIndex { return refresh(t, dir) })
+	tr, h, n := startWith(t, dir, func() bool { return refreshAll(t, dir) })
 	if n != files {
 		t.Errorf("%d files taken from the refreshed index, want %d", n, files)
 	}
@@ -98,11 +104,11 @@ func TestFirstWalkTakesFilesFromARefreshedIndex(t *testing.T) {
 
 	// Changed after git's refresh, in the window before the first Hash
 	// returns and after: the kernel reports both.
-	tr2, _, _ := startWith(t, dir, func() *RefreshedIndex {
-		ri := refresh(t, dir)
+	tr2, _, _ := startWith(t, dir, func() bool {
+		refresh(t, dir)
 		writeFile(t, dir, "src/p0/f0.go", "package p0 // after the refresh\n")
 		os.Remove(filepath.Join(dir, "src/p2/f2.go"))
-		return ri
+		return true
 	})
 	writeFile(t, dir, "src/p1/f4.go", "package p1 // after the first hash\n")
 	h2, err := tr2.Hash(context.Background())
@@ -123,25 +129,22 @@ func TestFirstWalkTakesFilesFromARefreshedIndex(t *testing.T) {
 // examined, and the hash right.
 func TestRefreshedIndexNotUsed(t *testing.T) {
 	cases := []struct {
-		name  string
-		setup func(t *testing.T, dir string)
-		hand  func(t *testing.T, dir string) *RefreshedIndex
-		max   int
+		name       string
+		setup      func(t *testing.T, dir string)
+		sharedGone bool
+		hand       func(t *testing.T, dir string) bool
+		max        int
 	}{
-		{"nothing handed over", nil, func(*testing.T, string) *RefreshedIndex { return nil }, 0},
-		{"a shared part gone", nil, func(t *testing.T, dir string) *RefreshedIndex {
-			ri := refresh(t, dir)
-			ri.GitDir = t.TempDir()
-			return ri
-		}, 0},
+		{"not refreshed", nil, false, func(*testing.T, string) bool { return false }, 0},
+		{"a shared part gone", nil, true, refreshAll, 0},
 		{"core.fileMode false", func(t *testing.T, dir string) {
 			runGit(t, dir, "config", "core.fileMode", "false")
-		}, refreshAll, 0},
+		}, false, refreshAll, 0},
 		{"a filter on the sources", func(t *testing.T, dir string) {
 			runGit(t, dir, "config", "filter.up.clean", "tr a-z A-Z")
 			runGit(t, dir, "config", "filter.up.smudge", "cat")
 			writeFile(t, dir, ".gitattributes", "*.go filter=up\n")
-		}, refreshAll, 4}, // README, .gitignore, keep.log, .gitattributes
+		}, false, refreshAll, 4}, // README, .gitignore, keep.log, .gitattributes
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -149,7 +152,11 @@ func TestRefreshedIndexNotUsed(t *testing.T) {
 			if c.setup != nil {
 				c.setup(t, dir)
 			}
-			_, h, n := startWith(t, dir, func() *RefreshedIndex { return c.hand(t, dir) })
+			where := indexAt(dir)
+			if c.sharedGone {
+				where.GitDir = t.TempDir()
+			}
+			_, h, n := startSkipping(t, dir, skipLikeEngine, where, func() bool { return c.hand(t, dir) })
 			if n > c.max {
 				t.Errorf("%d files taken from the index, want at most %d", n, c.max)
 			}
@@ -168,10 +175,11 @@ func TestRefreshedIndexStaleEntries(t *testing.T) {
 	// README changes before the walk starts watching, and the refresh
 	// leaves it out: its entry holds the old content.
 	writeFile(t, dir, "README", "changed before the walk\n")
-	_, h, n := startWith(t, dir, func() *RefreshedIndex {
-		ri := refresh(t, dir, "README")
-		ri.Stale = func(rel string) bool { return rel == "README" }
-		return ri
+	where := indexAt(dir)
+	where.Stale = func(rel string) bool { return rel == "README" }
+	_, h, n := startSkipping(t, dir, skipLikeEngine, where, func() bool {
+		refresh(t, dir, "README")
+		return true
 	})
 	if want := readAll(t, dir); h != want {
 		t.Error("a stale entry was taken: the hash differs from the one reading every file")
@@ -220,11 +228,8 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 	}
 	for _, hand := range []string{"a refreshed index", "none"} {
 		t.Run(hand, func(t *testing.T) {
-			tr, h, _ := startSkipping(t, dir, skip, func() *RefreshedIndex {
-				if hand == "none" {
-					return nil
-				}
-				return refresh(t, dir)
+			tr, h, _ := startSkipping(t, dir, skip, indexAt(dir), func() bool {
+				return hand != "none" && refreshAll(t, dir)
 			})
 			if h != want {
 				t.Error("the hash differs from the listing walk's")
@@ -274,7 +279,7 @@ func TestLeavesTakenFromTheIndex(t *testing.T) {
 	writeFile(t, dir, "src/p0/untracked.go", "package p0 // new\n")
 	writeFile(t, dir, "src/p0/ignored.log", "log")
 	writeFile(t, dir, "src/p1/f1.go", "package p1 // changed\n")
-	tr, h, n := startWith(t, dir, func() *RefreshedIndex { return refresh(t, dir) })
+	tr, h, n := startWith(t, dir, func() bool { return refreshAll(t, dir) })
 	if want := readAll(t, dir); h != want {
 		t.Error("the hash differs from the one reading every file")
 	}
