@@ -36,6 +36,9 @@ type treeWatch struct {
 	// first brings the first walk's hash while it runs in the
 	// background (watchTree); ready waits for it.
 	first chan string
+	// pending brings the tree that a record begun in the background
+	// (recordBehind) returned; settle waits for it.
+	pending chan string
 	// offer tells the first walk whether a whole snapshot of the tree
 	// refreshed the snapshots' index (refreshed), when watchTree was
 	// asked to wait for one; ready tells it no if no snapshot did.
@@ -98,6 +101,26 @@ func (w *treeWatch) ready() {
 	if w.first != nil {
 		w.saved = <-w.first
 		w.first = nil
+	}
+	w.settle()
+}
+
+// recordBehind runs save, which records a tree with the snapshots, in
+// the background; settle (and every read of the Tracker's changes after)
+// waits for it and notes its tree (recorded).
+func (w *treeWatch) recordBehind(save func() string) {
+	w.settle()
+	ch := make(chan string, 1)
+	w.pending = ch
+	go func() { ch <- save() }()
+}
+
+// settle waits for the record recordBehind began, if any, and notes its
+// tree.
+func (w *treeWatch) settle() {
+	if w.pending != nil {
+		w.recorded(<-w.pending)
+		w.pending = nil
 	}
 }
 
