@@ -51,9 +51,10 @@ func (e *Engine) loop(ctx context.Context, r *run) (Outcome, error) {
 		// The tree as the task's start left it: what its first
 		// iteration's change is measured from. The pre-task snapshot's
 		// tree and the Tracker's changes since, when it has them,
-		// written beside the rest of the first iteration's start (its
-		// gits took a tenth of a task's start at 100,000 files): the
-		// next read of the Tracker's changes waits for it.
+		// written beside the rest of the first iteration's start (the
+		// guard's mark, the prompt; its gits took a tenth of a task's
+		// start at 100,000 files): the agent's call, the end and every
+		// later read of the Tracker's changes wait for it.
 		changes := e.treeChanges(ctx, r, true)
 		r.tree.recordBehind(func() string {
 			tree, err := e.opt.Snapshots.SaveIteration(ctx, r.number, 0, changes)
@@ -258,6 +259,8 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	if err != nil {
 		return iterResult{}, err
 	}
+	// The task's starting tree is on record before any agent runs.
+	r.tree.settle()
 	turn, err := e.callAgent(ctx, r, phase, system, user)
 	if err != nil {
 		return iterResult{}, err
@@ -451,6 +454,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 	wctx, cancel := detached(ctx)
 	defer cancel()
 	e.guardHistory(wctx, r) // the last iteration may have ended before its check
+	r.tree.settle()         // the starting tree's record, before the chain is flushed
 	e.flushIterations()
 	unverified := reason == Completed && e.unverified()
 	if unverified {

@@ -339,6 +339,9 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 		}
 	}()
 	previous, startNote, err := e.snapshotBefore(ctx, r, rec.Prev, message)
+	// No snapshot refreshed the index when it was saved already or the
+	// tree is empty: the walk need not wait to hear it.
+	r.tree.unrefreshed()
 	if err != nil {
 		return task.Task{}, err
 	}

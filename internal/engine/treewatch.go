@@ -92,12 +92,20 @@ func (w *treeWatch) refreshed() {
 	}
 }
 
-// ready waits for the Tracker's first walk.
-func (w *treeWatch) ready() {
+// unrefreshed tells the Tracker's first walk, if it still waits to hear,
+// that no snapshot refreshed the index: it examines the files itself.
+func (w *treeWatch) unrefreshed() {
 	if w.offer != nil {
-		w.offer(false) // no snapshot refreshed the index for it
+		w.offer(false)
 		w.offer = nil
 	}
+}
+
+// ready waits for the Tracker's first walk (telling it, if it still
+// waits, that no snapshot refreshed the index) and for the record begun
+// in the background, if any (settle).
+func (w *treeWatch) ready() {
+	w.unrefreshed()
 	if w.first != nil {
 		w.saved = <-w.first
 		w.first = nil

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/bits"
 	"path/filepath"
@@ -14,9 +15,10 @@ import (
 // and which of that index's entries it deletes and replaces.
 type link struct {
 	shared [sha1.Size]byte
-	// deleted and replaced are positions in the shared index's entries,
-	// ascending; nil when the extension has no bitmaps.
-	deleted, replaced []int
+	// deleted and replaced are EWAH bitmaps of positions in the shared
+	// index's entries, checked in form but decoded only against the
+	// shared index (ewahBits' limit); nil when the extension has none.
+	deleted, replaced []byte
 }
 
 // parseLink parses a link extension's payload: the shared index's id,
@@ -32,78 +34,95 @@ func parseLink(b []byte) (*link, error) {
 	if len(b) == 0 {
 		return l, nil
 	}
-	var n int
-	var err error
-	if l.deleted, n, err = ewahBits(b); err != nil {
+	n, err := ewahLen(b)
+	if err != nil {
 		return nil, fmt.Errorf("%w: link extension's delete bitmap: %v", ErrFormat, err)
 	}
-	b = b[n:]
-	if l.replaced, n, err = ewahBits(b); err != nil {
+	l.deleted, b = b[:n], b[n:]
+	if n, err = ewahLen(b); err != nil {
 		return nil, fmt.Errorf("%w: link extension's replace bitmap: %v", ErrFormat, err)
 	}
 	if n != len(b) {
 		return nil, fmt.Errorf("%w: %d bytes after the link extension's bitmaps", ErrFormat, len(b)-n)
 	}
+	l.replaced = b
 	return l, nil
 }
 
-// maxBits bounds the positions an EWAH bitmap may set: an index has at
-// most as many entries as fit in its 32-bit count.
-const maxBits = 1 << 32
+// An EWAH-compressed bitmap as git writes it is a 32-bit size in bits, a
+// 32-bit count of 64-bit words, the words, and the position of the last
+// run-length word, all big-endian. A word is a run-length word (bit 0:
+// the run's bit; bits 1-32: the run's length in words; bits 33-63: how
+// many literal words follow) or a literal word, whose bit k is position
+// 64·w+k.
 
-// ewahBits decodes an EWAH-compressed bitmap as git writes it (a 32-bit
-// size in bits, a 32-bit count of 64-bit words, the words, and the
-// position of the last run-length word, all big-endian) and returns the
-// positions of its set bits, ascending, and the bytes it took. A word is
-// a run-length word (bit 0: the run's bit; bits 1-32: the run's length in
-// words; bits 33-63: how many literal words follow) or a literal word,
-// whose bit k is position 64·w+k.
-func ewahBits(b []byte) (set []int, n int, err error) {
-	if len(b) < 8 {
-		return nil, 0, fmt.Errorf("cut short")
+// ewahLen returns how many bytes the EWAH bitmap at the start of b takes.
+func ewahLen(b []byte) (int, error) {
+	if len(b) < 12 {
+		return 0, errors.New("cut short")
 	}
-	size := binary.BigEndian.Uint32(b)
 	words := uint64(binary.BigEndian.Uint32(b[4:]))
-	if words > uint64(len(b)-12)/8 || len(b) < 12 {
-		return nil, 0, fmt.Errorf("%d words in %d bytes", words, len(b))
+	if words > uint64(len(b)-12)/8 {
+		return 0, fmt.Errorf("%d words in %d bytes", words, len(b))
 	}
+	return 8 + 8*int(words) + 4, nil
+}
+
+// ewahBits decodes the EWAH bitmap b and returns the positions of its set
+// bits, ascending. A set bit at limit or past it, or past the bitmap's own
+// size, is an error, found before any position is kept for it: a few
+// bytes could otherwise ask for billions.
+func ewahBits(b []byte, limit int) ([]int, error) {
+	if b == nil {
+		return nil, nil
+	}
+	n, err := ewahLen(b)
+	if err != nil {
+		return nil, err
+	}
+	size := uint64(binary.BigEndian.Uint32(b))
+	bound := min(size, uint64(limit))
+	words := uint64(n-12) / 8
 	w := func(i uint64) uint64 { return binary.BigEndian.Uint64(b[8+8*i:]) }
+	var set []int
 	var pos uint64
 	for i := uint64(0); i < words; {
 		rlw := w(i)
 		i++
 		run, literals := (rlw>>1)&0xffffffff, rlw>>33
-		if rlw&1 != 0 {
-			if pos+run*64 > uint64(size) {
-				return nil, 0, fmt.Errorf("a run past the bitmap's %d bits", size)
+		if rlw&1 != 0 && run > 0 {
+			if pos+run*64 > bound {
+				return nil, fmt.Errorf("a run of set bits past bit %d", bound)
 			}
-			for k := uint64(0); k < run*64; k++ {
+			for k := range run * 64 {
 				set = append(set, int(pos+k))
 			}
 		}
 		pos += run * 64
 		if literals > words-i {
-			return nil, 0, fmt.Errorf("%d literal words past the end", literals)
+			return nil, fmt.Errorf("%d literal words past the end", literals)
 		}
 		for ; literals > 0; literals-- {
 			for v := w(i); v != 0; v &= v - 1 {
-				k := uint64(bits.TrailingZeros64(v))
-				set = append(set, int(pos+k))
+				p := pos + uint64(bits.TrailingZeros64(v))
+				if p >= bound {
+					return nil, fmt.Errorf("bit %d set, past bit %d", p, bound)
+				}
+				set = append(set, int(p))
 			}
 			i++
 			pos += 64
 		}
 		if pos > maxBits {
-			return nil, 0, fmt.Errorf("more than %d bits", uint64(maxBits))
+			return nil, fmt.Errorf("more than %d bits", uint64(maxBits))
 		}
 	}
-	for _, p := range set {
-		if uint64(p) >= uint64(size) {
-			return nil, 0, fmt.Errorf("bit %d set in a bitmap of %d bits", p, size)
-		}
-	}
-	return set, 8 + 8*int(words) + 4, nil
+	return set, nil
 }
+
+// maxBits bounds the positions an EWAH bitmap may reach: an index has at
+// most as many entries as fit in its 32-bit count.
+const maxBits = 1 << 32
 
 // ReadWhole reads the index file at path as Read does and, when it is
 // the small part of a split index, merges it with its shared part,
@@ -145,6 +164,7 @@ func ReadWholeWith(path, gitDir string, s *Shared) (*File, error) {
 	return readWhole(path, gitDir, s)
 }
 
+// readWhole is ReadWhole, taking the shared part from s when it fits.
 func readWhole(path, gitDir string, s *Shared) (*File, error) {
 	f, err := Read(path)
 	if err != nil || !f.Split {
@@ -190,17 +210,25 @@ func readShared(gitDir string, id [sha1.Size]byte) (*Index, error) {
 func merge(shared, small *Index) (*Index, error) {
 	l := small.link
 	base := shared.Entries // shared is merge's to change
+	deleted, err := ewahBits(l.deleted, len(base))
+	if err != nil {
+		return nil, fmt.Errorf("%w: link extension's delete bitmap: %v", ErrFormat, err)
+	}
+	replaced, err := ewahBits(l.replaced, len(base))
+	if err != nil {
+		return nil, fmt.Errorf("%w: link extension's replace bitmap: %v", ErrFormat, err)
+	}
 	gone := make([]bool, len(base))
-	for _, p := range l.deleted {
+	for _, p := range deleted {
 		if p >= len(base) {
 			return nil, fmt.Errorf("%w: deleting entry %d of %d", ErrFormat, p, len(base))
 		}
 		gone[p] = true
 	}
-	if len(l.replaced) > len(small.Entries) {
-		return nil, fmt.Errorf("%w: %d replacements, %d entries", ErrFormat, len(l.replaced), len(small.Entries))
+	if len(replaced) > len(small.Entries) {
+		return nil, fmt.Errorf("%w: %d replacements, %d entries", ErrFormat, len(replaced), len(small.Entries))
 	}
-	for i, p := range l.replaced {
+	for i, p := range replaced {
 		if p >= len(base) || gone[p] {
 			return nil, fmt.Errorf("%w: replacing entry %d of %d", ErrFormat, p, len(base))
 		}
@@ -220,7 +248,7 @@ func merge(shared, small *Index) (*Index, error) {
 			}
 		}
 	}
-	added := small.Entries[len(l.replaced):]
+	added := small.Entries[len(replaced):]
 	if len(added) == 0 {
 		return &Index{Version: small.Version, Sparse: small.Sparse || shared.Sparse, Entries: kept}, nil
 	}

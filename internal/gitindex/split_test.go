@@ -51,8 +51,10 @@ func TestReadWholeMergesTheSharedIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !small.Split || len(small.link.replaced) == 0 || len(small.link.deleted) == 0 || len(small.Entries) <= len(small.link.replaced) {
-				t.Fatalf("the small part does not replace, delete and add: %d entries, link %+v", len(small.Entries), small.link)
+			replaced, _ := ewahBits(small.link.replaced, 1<<20)
+			deleted, _ := ewahBits(small.link.deleted, 1<<20)
+			if !small.Split || len(replaced) == 0 || len(deleted) == 0 || len(small.Entries) <= len(replaced) {
+				t.Fatalf("the small part does not replace, delete and add: %d entries, replaced %v, deleted %v", len(small.Entries), replaced, deleted)
 			}
 			f, err := ReadWhole(filepath.Join(dir, ".git", "index"), filepath.Join(dir, ".git"))
 			if err != nil {
@@ -153,22 +155,30 @@ func TestEwahBits(t *testing.T) {
 		{"one literal", ewah(10, rlw(0, 0, 1), 0b1000000101), "[0 2 9]", false},
 		{"a run of zeros then a literal", ewah(130, rlw(0, 2, 1), 0b10), "[129]", false},
 		{"a run of ones", ewah(128, rlw(1, 2, 0)), fmt.Sprint(seq(0, 128)), false},
-		{"two run words", ewah(200, rlw(0, 1, 1), 1, rlw(1, 1, 0)), fmt.Sprint(append([]int{64}, seq(128, 192)...)), false},
+		{"two run words", ewah(140, rlw(0, 1, 1), 1, rlw(1, 1, 0)), "", true}, // its run of ones passes bit 140
+		{"a run word after literals", ewah(150, rlw(0, 0, 1), 1, rlw(1, 1, 0)), fmt.Sprint(append([]int{0}, seq(64, 128)...)), false},
 		{"literal words past the end", ewah(64, rlw(0, 0, 2), 1), "", true},
 		{"a run of ones past the size", ewah(64, rlw(1, 1<<31, 0)), "", true},
 		{"a bit past the size", ewah(3, rlw(0, 0, 1), 0b1000), "", true},
 		{"cut short", ewah(64, rlw(0, 0, 1), 1)[:12], "", true},
+		// Within its own size, but past the entries it is applied to:
+		// refused before a position is kept (a few bytes asking for
+		// 2^37 of them).
+		{"a run of ones past the limit", ewah(1<<32-1, rlw(1, 1<<31, 0)), "", true},
+		{"a bit past the limit", ewah(200, rlw(0, 2, 1), 1<<30), "", true},
 	}
+	const limit = 150
 	for _, c := range cases {
-		set, n, err := ewahBits(c.data)
+		set, err := ewahBits(c.data, limit)
 		if c.bad {
 			if err == nil {
 				t.Errorf("%s: decoded %v", c.name, set)
 			}
 			continue
 		}
-		if err != nil || n != len(c.data) || fmt.Sprint(nonNil(set)) != c.want {
-			t.Errorf("%s: %v, %d of %d bytes, %v; want %s", c.name, set, n, len(c.data), err, c.want)
+		n, lerr := ewahLen(c.data)
+		if err != nil || lerr != nil || n != len(c.data) || fmt.Sprint(nonNil(set)) != c.want {
+			t.Errorf("%s: %v, %d of %d bytes, %v %v; want %s", c.name, set, n, len(c.data), err, lerr, c.want)
 		}
 	}
 }
