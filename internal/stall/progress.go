@@ -38,10 +38,13 @@ const WalkEnv = "RALPH_STALL_WALK"
 // directories are never walked.
 //
 // In a git working tree on Linux a Tracker walks the tree once (reading
-// only the files git's index does not vouch for: fromIndex), then watches
-// its directories (fsnotify over inotify) and, on each Hash, rereads only the paths the
-// kernel reported changed; git is asked about new paths only (are they
-// ignored?). Its hash is an order-independent sum of per-file hashes, so it
+// only the files git's index does not vouch for: fromIndex; or, told of
+// an index git refreshed after its watches were in place, taking every
+// file from that: AwaitIndex), then watches its directories (fsnotify
+// over inotify) and, on each Hash, rereads only the paths the kernel
+// reported changed; git is asked about new paths only (are they
+// ignored?). Files in a nested repository or submodule are hashed, as git
+// ls-files --others never goes into one. Its hash is an order-independent sum of per-file hashes, so it
 // differs from TreeHash's value, but it changes exactly when TreeHash over
 // the same files changes (the property tests hold it to that). A change the
 // kernel does not report (a write through a shared mapping, a hard link
@@ -100,6 +103,11 @@ type Tracker struct {
 	// leafCount is how many directories the last level walk watched
 	// without reading them (for tests).
 	leafCount int
+	// repos are the directories of the tree that hold a .git of their
+	// own (a nested repository, a submodule): git's ignore rules and
+	// index stop there, so nothing in them is asked about or taken
+	// from an index, as git ls-files --others never goes into them.
+	repos map[string]bool
 }
 
 // NewTracker returns a Tracker of the tree at dir, leaving out the paths
@@ -232,22 +240,31 @@ func (t *Tracker) walkHash(ctx context.Context) (string, error) {
 // returns the paths it lists, relative to dir, directories without their
 // trailing slash.
 func listIgnored(ctx context.Context, dir string, pathspecs ...string) (map[string]bool, error) {
-	args := []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}
-	if len(pathspecs) > 0 {
-		args = append(append(args, "--"), pathspecs...)
-	}
-	out, err := gitOutput(ctx, dir, nil, args...)
-	if err != nil {
-		return nil, err
-	}
 	set := map[string]bool{}
-	for p := range strings.SplitSeq(string(out), "\x00") {
-		if p != "" {
-			set[strings.TrimSuffix(p, "/")] = true
+	for {
+		// A few hundred at a time: the command line has a limit.
+		batch := pathspecs[:min(len(pathspecs), maxPathspecs)]
+		args := []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}
+		if len(batch) > 0 {
+			args = append(append(args, "--"), batch...)
+		}
+		out, err := gitOutput(ctx, dir, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		for p := range strings.SplitSeq(string(out), "\x00") {
+			if p != "" {
+				set[strings.TrimSuffix(p, "/")] = true
+			}
+		}
+		if pathspecs = pathspecs[len(batch):]; len(pathspecs) == 0 {
+			return set, nil
 		}
 	}
-	return set, nil
 }
+
+// maxPathspecs is how many paths listIgnored puts on one command line.
+const maxPathspecs = 500
 
 // ignoredPaths is listIgnored less the directories listed only because
 // every file in them is ignored now (git lists those too, and their files
@@ -373,7 +390,7 @@ func (t *Tracker) start(ctx context.Context) error {
 		return err
 	}
 	t.w, t.ignored, t.files, t.sum = w, ignored, map[string][32]byte{}, sum256{}
-	t.pending, t.seen, t.blind = map[string]bool{}, false, map[string]bool{}
+	t.pending, t.seen, t.blind, t.repos = map[string]bool{}, false, map[string]bool{}, map[string]bool{}
 	return t.scan(ctx, []string{""})
 }
 
@@ -423,6 +440,9 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 			child := d.Name()
 			if rel != "" {
 				child = rel + "/" + d.Name()
+			}
+			if d.Name() == ".git" && rel != "" {
+				t.repos[rel] = true
 			}
 			if t.excluded(child) {
 				if d.IsDir() && !t.ignored[child] && !t.inGit(child) {
@@ -569,7 +589,8 @@ func (t *Tracker) addAll(entries []treeEntry) {
 // (at 100,000 files, git's listing took as long as the walk), it walks
 // the tree a level at a time, watching each directory before it looks in
 // it, and asks git which of each level's new directories it ignores
-// before going into them (ignoredDirs). A directory with no subdirectory
+// before going into them (matchedDirs, then ignoredWhole; none in a nested
+// repository, where git's rules stop). A directory with no subdirectory
 // (leafDir) it watches but does not read: the index lists its files
 // (leaves; at 100,000 files in a few directories, reading them was most
 // of the walk). The files it returns include those git ignores; the
@@ -604,6 +625,9 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				if rel != "" {
 					child = rel + "/" + d.Name()
 				}
+				if d.Name() == ".git" && rel != "" {
+					t.repos[rel] = true
+				}
 				switch {
 				case t.inGit(child):
 				case d.IsDir():
@@ -613,7 +637,15 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				}
 			}
 		}
-		matched, err := t.matchedDirs(ctx, dirs)
+		// Git's rules stop at a nested repository: what is in one is
+		// not ignored.
+		var asked []string
+		for _, d := range dirs {
+			if !t.inRepo(d) {
+				asked = append(asked, d)
+			}
+		}
+		matched, err := t.matchedDirs(ctx, asked)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -655,7 +687,10 @@ func (t *Tracker) readUnlessLeaf(rel string) (des []fs.DirEntry, leaf bool, err 
 	f, err := os.Open(abs)
 	if err == nil {
 		defer f.Close()
-		if leafDir(f) {
+		// A leaf's files come from the index: not one in a nested
+		// repository or holding a .git file (a submodule's), whose
+		// files the index does not list.
+		if leafDir(f) && !t.inRepo(rel) && !exists(filepath.Join(abs, ".git")) {
 			return nil, true, nil
 		}
 		des, err = f.ReadDir(-1)
@@ -667,6 +702,26 @@ func (t *Tracker) readUnlessLeaf(rel string) (des []fs.DirEntry, leaf bool, err 
 		return nil, false, fmt.Errorf("read %s: %w", abs, err)
 	}
 	return des, false, nil
+}
+
+// exists reports whether there is anything at p (not following a link).
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// inRepo reports whether rel lies in a nested repository of the tree
+// (repos): in one of its directories, or is one.
+func (t *Tracker) inRepo(rel string) bool {
+	if len(t.repos) == 0 {
+		return false
+	}
+	for p := rel; p != "." && p != ""; p = path.Dir(p) {
+		if t.repos[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // leafFiles lists the files of the directories walkLevels did not read,
@@ -761,12 +816,19 @@ func (t *Tracker) lateIgnored(ctx context.Context, dirs []string) func() error {
 }
 
 // dropIgnored returns rels less the files git ignores (git check-ignore,
-// which never names a tracked file), noting those.
+// which never names a tracked file), noting those. Files in a nested
+// repository are not asked about (git refuses paths in a submodule).
 func (t *Tracker) dropIgnored(ctx context.Context, rels []string) ([]string, error) {
-	if len(rels) == 0 {
+	var asked []string
+	for _, rel := range rels {
+		if !t.inRepo(rel) {
+			asked = append(asked, rel)
+		}
+	}
+	if len(asked) == 0 {
 		return rels, nil
 	}
-	ign, err := checkIgnored(ctx, t.dir, rels)
+	ign, err := checkIgnored(ctx, t.dir, asked)
 	if err != nil || len(ign) == 0 {
 		return rels, err
 	}
@@ -855,7 +917,7 @@ func (t *Tracker) entry(rel string) (e treeEntry, ok bool, err error) {
 		e.kind, e.digest = 'l', blobID([]byte(target))
 	case m.IsRegular():
 		e.kind = 'f'
-		if m&0o111 != 0 {
+		if m&0o100 != 0 { // git's executable: the owner's bit
 			e.kind = 'x'
 		}
 	default:
@@ -979,6 +1041,10 @@ func (t *Tracker) apply(ctx context.Context, changed map[string]bool) error {
 // learnIgnored asks git which of the new files are ignored, and what in
 // and under the new directories is.
 func (t *Tracker) learnIgnored(ctx context.Context, files, dirs []string) error {
+	// Git's rules stop at a nested repository, and it refuses paths in a
+	// submodule.
+	files = slices.DeleteFunc(slices.Clone(files), t.inRepo)
+	dirs = slices.DeleteFunc(slices.Clone(dirs), t.inRepo)
 	if len(files) > 0 {
 		ign, err := checkIgnored(ctx, t.dir, files)
 		if err != nil {

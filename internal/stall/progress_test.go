@@ -175,7 +175,7 @@ func edit(t *testing.T, rng *rand.Rand, dir string) string {
 		if p == "" || err != nil || !fi.Mode().IsRegular() {
 			return "nothing"
 		}
-		os.Chmod(abs(p), fi.Mode()^0o111)
+		os.Chmod(abs(p), fi.Mode()^0o100)
 		return "chmod " + p
 	case 5:
 		p := pick([]string{"x.log", "src/y.log", "build/z.txt", "build/sub/w", "node_modules/dep/a.js", ".ralph/ralph.db", "src/.cache/c"})

@@ -215,8 +215,23 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 	writeFile(t, dir, "logs/x.log", "log")
 	runGit(t, dir, "add", "-f", "logs/tracked.txt")
 	runGit(t, dir, "commit", "-q", "-m", "a tracked log")
-	writeFile(t, dir, "vendor/other/.git/HEAD", "ref: refs/heads/main\n")
+	// A nested repository, untracked, with an ignored-looking file and a
+	// leaf directory of its own; and a submodule, registered, whose
+	// .git is a file.
 	writeFile(t, dir, "vendor/other/lib.go", "package other\n")
+	writeFile(t, dir, "vendor/other/x.log", "its own\n")
+	writeFile(t, dir, "vendor/other/d/y.go", "package d\n")
+	runGit(t, filepath.Join(dir, "vendor/other"), "init", "-q")
+	runGit(t, filepath.Join(dir, "vendor/other"), "commit", "-q", "--allow-empty", "-m", "other")
+	sub := filepath.Join(t.TempDir(), "sub")
+	os.MkdirAll(sub, 0o755)
+	runGit(t, sub, "init", "-q")
+	writeFile(t, sub, "a.go", "package sub\n")
+	writeFile(t, sub, "deep/b.go", "package deep\n")
+	runGit(t, sub, "add", "-A")
+	runGit(t, sub, "commit", "-q", "-m", "sub")
+	runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mods/sub")
+	runGit(t, dir, "commit", "-q", "-m", "a submodule")
 	writeFile(t, dir, "untracked.txt", "new\n")
 
 	skip := func(rel string) bool { return skipLikeEngine(rel) || rel == "logs" || strings.HasPrefix(rel, "logs/") }
@@ -236,6 +251,12 @@ func TestLevelWalkIgnoresWhatTheListingDoes(t *testing.T) {
 			}
 			if got, want := fmt.Sprint(slices.Sorted(maps.Keys(tr.w.dirs))), fmt.Sprint(slices.Sorted(maps.Keys(listing.w.dirs))); got != want {
 				t.Errorf("watched directories\n got %s\nwant %s", got, want)
+			}
+			if got, want := fmt.Sprint(slices.Sorted(maps.Keys(tr.files))), fmt.Sprint(slices.Sorted(maps.Keys(listing.files))); got != want {
+				t.Errorf("files hashed\n got %s\nwant %s", got, want)
+			}
+			if tr.walk {
+				t.Error("the Tracker fell back to walking the whole tree each time")
 			}
 			if got, want := fmt.Sprint(tr.blind), fmt.Sprint(listing.blind); got != want {
 				t.Errorf("directories left out that git does not ignore: got %s, want %s", got, want)
@@ -283,10 +304,14 @@ func TestLeavesTakenFromTheIndex(t *testing.T) {
 	if want := readAll(t, dir); h != want {
 		t.Error("the hash differs from the one reading every file")
 	}
-	if leaf && tr.leafCount == 0 {
-		t.Error("every directory was read, though this file system keeps link counts")
+	if leaf && tr.leafCount != 3 {
+		t.Errorf("%d directories not read, want the 3 without subdirectories, as this file system keeps link counts", tr.leafCount)
 	}
-	t.Logf("%d leaves unread, %d files from the index", tr.leafCount, n)
+	// All but the ignored log: the 12 sources, README, .gitignore,
+	// keep.log and the untracked one.
+	if n != 16 {
+		t.Errorf("%d files taken from the index, want 16", n)
+	}
 	writeFile(t, dir, "src/p2/later.go", "package p2 // after\n")
 	os.Remove(filepath.Join(dir, "src/p0/f3.go"))
 	h2, err := tr.Hash(context.Background())
@@ -295,5 +320,40 @@ func TestLeavesTakenFromTheIndex(t *testing.T) {
 	}
 	if want := readAll(t, dir); h2 != want {
 		t.Error("a file a leaf gained or lost after the refresh is missing from the next hash")
+	}
+}
+
+// TestRefreshedIndexDisagreesWithGits: the snapshots' index is not git's
+// own, and where they disagree on what git tracks, git's rules decide, as
+// for the listing walk: a file the snapshots staged before a .gitignore
+// named it is left out; one the user force-added since the snapshots'
+// index was made is hashed; and an executable bit only the group has is
+// no executable, as git records it.
+func TestRefreshedIndexDisagreesWithGits(t *testing.T) {
+	dir := newRepo(t)
+	writeFile(t, dir, "src/p0/gen.txt", "generated\n")
+	refresh(t, dir) // the snapshots stage it
+	writeFile(t, dir, ".gitignore", "build/\n*.log\n*.txt\n")
+	writeFile(t, dir, "src/p1/local.log", "forced\n")
+	runGit(t, dir, "add", "-f", "src/p1/local.log")
+	writeFile(t, dir, "src/p2/group.sh", "#!/bin/sh\n")
+	os.Chmod(filepath.Join(dir, "src/p2/group.sh"), 0o654)
+	runGit(t, dir, "add", "src/p2/group.sh")
+
+	listing := NewTracker(dir, skipLikeEngine, nil)
+	defer listing.Close()
+	want, err := listing.Hash(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, h, _ := startWith(t, dir, func() bool { return refreshAll(t, dir) })
+	if got, want := fmt.Sprint(slices.Sorted(maps.Keys(tr.files))), fmt.Sprint(slices.Sorted(maps.Keys(listing.files))); got != want {
+		t.Errorf("files hashed\n got %s\nwant %s", got, want)
+	}
+	if h != want {
+		t.Error("the hash differs from the listing walk's")
+	}
+	if h2, _ := tr.Hash(context.Background()); h2 != h {
+		t.Error("the hash changed with nothing changed: a file's kind differs between the index and a read")
 	}
 }

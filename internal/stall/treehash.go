@@ -27,8 +27,9 @@ import (
 // caller's skip must leave out what it does not want hashed (ralph's own
 // database and logs, and large generated trees such as node_modules, which
 // cost a stat per file even when cached). Empty directories, modification
-// times and permissions other than the executable bit do not affect the hash;
-// symlinks are hashed by their target, not followed.
+// times and permissions other than the owner's executable bit (the one git
+// records) do not affect the hash; symlinks are hashed by their target,
+// not followed.
 //
 // TreeHash reads every file. To hash the same tree repeatedly, as the engine
 // does once per iteration, use a TreeHasher, which reads only files whose
@@ -191,7 +192,7 @@ func walkTree(ctx context.Context, dir string, skip func(rel string) bool) ([]tr
 				return err
 			}
 			kind := byte('f')
-			if info.Mode()&0o111 != 0 {
+			if info.Mode()&0o100 != 0 { // git's executable: the owner's bit
 				kind = 'x'
 			}
 			entries = append(entries, treeEntry{rel: rel, abs: p, kind: kind, info: info})
