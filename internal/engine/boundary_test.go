@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -401,6 +404,49 @@ func postHolds(t *testing.T, snaps *snapshot.Repo, root string, task int, who st
 		got, err := snaps.ReadFile(context.Background(), snapshot.TaskPost(task), rel)
 		if err != nil || string(got) != string(want) {
 			t.Errorf("task-%d-post holds %s as %q (%v), want %q as %s left it", task, rel, got, err, want, who)
+		}
+	}
+}
+
+// TestTaskStartTakesFilesFromTheSnapshotIndex: the task's first walk
+// takes every file from the index the pre-task snapshot refreshed (no
+// stat and no read of each), and asks git which directories it ignores
+// as it goes instead of listing every ignored path first.
+func TestTaskStartTakesFilesFromTheSnapshotIndex(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 40)
+	log := testutil.LogGit(t)
+	snaps, err := snapshot.Open(ctx, ws.Root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		return agent.Result{Final: "done"}, os.WriteFile(filepath.Join(req.Dir, ".ralph", "summary.md"), []byte("done\n"), 0o644)
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Logger: logger, Limits: Limits{MaxIterations: 2}, Gates: []gate.Gate{gate.HasSummary{}}}
+	out, err := New(ws, st, opt).Run(ctx, "change nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	m := regexp.MustCompile(`took the files from the refreshed index.* files=(\d+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("the first walk did not take the files from the pre-task snapshot's index:\n%s", logs.String())
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 40 {
+		t.Errorf("the first walk took %d files from the index, want the 40 sources at least", n)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "ls-files") && strings.Contains(line, "--ignored") && !strings.Contains(line, " -- ") {
+			t.Errorf("the first walk listed every ignored path before it started: %s", line)
 		}
 	}
 }

@@ -515,5 +515,6 @@ func (t *Tracker) awaitRefreshed(ctx context.Context, offered <-chan bool, ri *R
 		return nil, false, ctx.Err()
 	}
 	t.fromRefreshedCount = n
+	t.logger.Debug("the first walk took the files from the refreshed index", "files", n, "examined", len(entries)-n)
 	return entries, true, nil
 }
