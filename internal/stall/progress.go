@@ -437,13 +437,7 @@ func (t *Tracker) scan(ctx context.Context, roots []string) error {
 			return fmt.Errorf("read %s: %w", abs, err)
 		}
 		for _, d := range des {
-			child := d.Name()
-			if rel != "" {
-				child = rel + "/" + d.Name()
-			}
-			if d.Name() == ".git" && rel != "" {
-				t.repos[rel] = true
-			}
+			child := t.childOf(rel, d)
 			if t.excluded(child) {
 				if d.IsDir() && !t.ignored[child] && !t.inGit(child) {
 					t.blind[child] = true
@@ -621,13 +615,7 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				continue
 			}
 			for _, d := range des {
-				child := d.Name()
-				if rel != "" {
-					child = rel + "/" + d.Name()
-				}
-				if d.Name() == ".git" && rel != "" {
-					t.repos[rel] = true
-				}
+				child := t.childOf(rel, d)
 				switch {
 				case t.inGit(child):
 				case d.IsDir():
@@ -704,6 +692,18 @@ func (t *Tracker) readUnlessLeaf(rel string) (des []fs.DirEntry, leaf bool, err 
 	return des, false, nil
 }
 
+// childOf is the path of the entry d of the directory rel, noting rel as
+// a nested repository (repos) when d is its .git.
+func (t *Tracker) childOf(rel string, d fs.DirEntry) string {
+	if rel == "" {
+		return d.Name()
+	}
+	if d.Name() == ".git" {
+		t.repos[rel] = true
+	}
+	return rel + "/" + d.Name()
+}
+
 // exists reports whether there is anything at p (not following a link).
 func exists(p string) bool {
 	_, err := os.Lstat(p)
@@ -738,10 +738,7 @@ func (t *Tracker) leafFiles(leaves map[string]bool) ([]string, error) {
 			return nil, fmt.Errorf("read %s: %w", abs, err)
 		}
 		for _, d := range des {
-			child := d.Name()
-			if rel != "" {
-				child = rel + "/" + d.Name()
-			}
+			child := t.childOf(rel, d)
 			// A directory made since is reported by the kernel.
 			if !d.IsDir() && !t.inGit(child) && !t.skip(child) {
 				files = append(files, child)
