@@ -20,23 +20,33 @@ func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID
 	pid, start := proc.Self()
 	// Records outlive a cancelled run: the row must say the group ended.
 	bg := context.WithoutCancel(ctx)
-	return proc.WithStartHook(ctx, func(s proc.Started) func(proc.Result) {
-		g := store.ProcGroup{PGID: s.PGID, LeaderStart: s.LeaderStart, Token: s.Token, RalphPID: pid, RalphStart: start, Argv0: s.Argv0}
+	return proc.WithStartHook(ctx, func(s proc.Started) proc.Recording {
+		// On record before the group starts, by its token: a kill of
+		// ralph and its supervisor right after the start leaves nothing
+		// a later ralph cannot find.
+		g := store.ProcGroup{Token: s.Token, RalphPID: pid, RalphStart: start, Argv0: s.Argv0}
 		if where != nil {
 			g.TaskID, g.Iteration = where()
 		}
 		id, err := st.StartProcGroup(bg, g)
-		return func(res proc.Result) {
-			note := "exited"
-			if res.Escaped != nil {
-				note = "escaped: " + res.EscapeNote()
-				if escaped != nil {
-					escaped(s.Argv0, res.EscapeNote())
+		return proc.Recording{
+			Started: func(s proc.Started) {
+				if err == nil {
+					_ = st.SetProcGroupLeader(bg, id, s.PGID, s.LeaderStart)
 				}
-			}
-			if err == nil {
-				_ = st.EndProcGroup(bg, id, note)
-			}
+			},
+			Done: func(res proc.Result) {
+				note := "exited"
+				if res.Escaped != nil {
+					note = "escaped: " + res.EscapeNote()
+					if escaped != nil {
+						escaped(s.Argv0, res.EscapeNote())
+					}
+				}
+				if err == nil {
+					_ = st.EndProcGroup(bg, id, note)
+				}
+			},
 		}
 	})
 }

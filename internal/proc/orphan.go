@@ -7,7 +7,8 @@ import "slices"
 type Group struct {
 	// ID is the caller's record id, carried through untouched.
 	ID int64
-	// PGID, LeaderStart and Token are as in Started.
+	// PGID, LeaderStart and Token are as in Started; PGID and
+	// LeaderStart are zero for a group recorded only before it started.
 	PGID        int
 	LeaderStart uint64
 	Token       string
@@ -77,10 +78,14 @@ func Judge(g Group, t ProcessTable) (Verdict, Orphan) {
 		return OwnerAlive, Orphan{}
 	}
 	o := Orphan{Group: g}
-	start, pgid, alive := t.Stat(g.PGID)
-	if alive && g.LeaderStart != 0 && start == g.LeaderStart && pgid == g.PGID {
-		o.Whole = true
-		o.PIDs = t.Members(g.PGID)
+	// A group recorded before it started (its ralph killed before the
+	// group id was on record) has only its token.
+	if g.PGID > 0 {
+		start, pgid, alive := t.Stat(g.PGID)
+		if alive && g.LeaderStart != 0 && start == g.LeaderStart && pgid == g.PGID {
+			o.Whole = true
+			o.PIDs = t.Members(g.PGID)
+		}
 	}
 	// Otherwise the leader is dead, or its pid belongs to another process
 	// now: only the token says what is the group's.

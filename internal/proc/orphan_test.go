@@ -80,6 +80,9 @@ func TestJudge(t *testing.T) {
 		{"group ended, a setsid escapee with the token remains", rec, fakeTable{400: {6500, 400, "tok"}, 300: {7000, 300, ""}}, Orphaned, []int{400}, false},
 		{"group id reused, an escapee with the token remains", rec, fakeTable{200: {8000, 200, ""}, 400: {6500, 400, "tok"}}, Orphaned, []int{400}, false},
 		{"an escapee of another group is not ours", rec, fakeTable{400: {6500, 400, "other"}}, Gone, nil, false},
+		// On record before it started: its token alone says what is its.
+		{"recorded before it started: found by its token", Group{Token: "tok", OwnerPID: 100, OwnerStart: 5000}, with(fakeTable{400: {6500, 400, "tok"}, 0: {1, 0, ""}}), Orphaned, []int{200, 201, 400}, false},
+		{"recorded before it started, never started", Group{Token: "tok", OwnerPID: 100, OwnerStart: 5000}, fakeTable{300: {7000, 300, ""}}, Gone, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, o := Judge(tc.rec, tc.table)

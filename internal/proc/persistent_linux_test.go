@@ -95,7 +95,9 @@ func TestPersistentPassesProgramThrough(t *testing.T) {
 				before := persistentStarts.Load()
 				var out []string
 				var started Started
-				ctx := WithStartHook(context.Background(), func(s Started) func(Result) { started = s; return nil })
+				ctx := WithStartHook(context.Background(), func(Started) Recording {
+					return Recording{Started: func(s Started) { started = s }}
+				})
 				res, err := Run(ctx, Spec{
 					Argv: tc.argv, Dir: dir, Env: []string{"FOO=bar"}, Stdin: strings.NewReader("in put"),
 					OnLine: func(l string) { out = append(out, strings.Join(strings.Fields(l), " ")) },
@@ -340,7 +342,9 @@ func TestPersistentConcurrentRuns(t *testing.T) {
 		go func() {
 			var lines []string
 			var pgid int
-			ctx := WithStartHook(context.Background(), func(s Started) func(Result) { pgid = s.PGID; return nil })
+			ctx := WithStartHook(context.Background(), func(Started) Recording {
+				return Recording{Started: func(s Started) { pgid = s.PGID }}
+			})
 			res, err := Run(ctx, Spec{Argv: []string{"sh", "-c", `echo $PPID; ps -o pgid= -p $$; sleep 0.2; exit $0`, strconv.Itoa(i)}, OnLine: func(l string) { lines = append(lines, strings.TrimSpace(l)) }})
 			o := out{i: i, code: res.ExitCode, pgid: pgid, err: err}
 			if len(lines) == 2 {

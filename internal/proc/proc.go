@@ -35,10 +35,11 @@
 //
 // A supervisor killed outright (SIGKILL, the OOM killer) cannot clean up.
 // For that, a caller records every group it starts through a StartHook
-// (WithStartHook) — the group id, the leader's start time, a random token
-// put in the environment of every member (RALPH_PROC_TOKEN) and its own
-// pid and start time (Self) — and a later ralph ends the recorded groups
-// of a dead ralph that still run (FindOrphans, EndOrphan).
+// (WithStartHook) — a random token put in the environment of every member
+// (RALPH_PROC_TOKEN), recorded before the group starts, then the group id
+// and the leader's start time, and its own pid and start time (Self) —
+// and a later ralph ends the recorded groups of a dead ralph that still
+// run (FindOrphans, EndOrphan).
 //
 // # Escaped processes
 //
@@ -169,10 +170,23 @@ type Started struct {
 	Argv0 string
 }
 
-// StartHook is called by Run right after it starts a process group, in
-// the caller's goroutine. The function it returns, if not nil, is called
-// with the result when the group has ended.
-type StartHook func(Started) (done func(Result))
+// StartHook records the process groups Run starts. Run calls it in the
+// caller's goroutine before it starts a group, with the token every
+// member will carry and the program (PGID and LeaderStart zero): a record
+// made then exists before any process of the group does, so a ralph and
+// its supervisor killed at any moment leave no process a later ralph
+// cannot find by its token. Run then calls the Recording's Started once
+// the group started (PGID and LeaderStart set), and its Done with the
+// result once the group ended, or with a zero Result when it could not
+// start it.
+type StartHook func(Started) Recording
+
+// Recording is what a StartHook wants to hear about the group it was
+// told of; either function may be nil.
+type Recording struct {
+	Started func(Started)
+	Done    func(Result)
+}
 
 type hookKey struct{}
 
@@ -346,6 +360,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		cmd.WaitDelay = PipeGrace
 		return cmd
 	}
+	var rec Recording
+	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
+		rec = hook(Started{Token: token, Argv0: s.Argv[0]})
+	}
 	start := time.Now()
 	var pgid int
 	var leaderStart uint64
@@ -378,6 +396,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 			outW.Close()
 			errR.Close()
 			errW.Close()
+			if rec.Done != nil {
+				rec.Done(Result{})
+			}
 			return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], err)
 		}
 		pgid = cmd.Process.Pid
@@ -398,10 +419,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		since = leaderStart
 	}
 	var res Result
-	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
-		if done := hook(Started{PGID: pgid, LeaderStart: leaderStart, Token: token, Argv0: s.Argv[0]}); done != nil {
-			defer func() { done(res) }()
-		}
+	if rec.Started != nil {
+		rec.Started(Started{PGID: pgid, LeaderStart: leaderStart, Token: token, Argv0: s.Argv[0]})
+	}
+	if rec.Done != nil {
+		defer func() { rec.Done(res) }()
 	}
 
 	activity := make(chan struct{}, 1)

@@ -123,17 +123,30 @@ func TestRunEscapedChildCancelAndIdle(t *testing.T) {
 	}
 }
 
-// The start hook sees every group Run starts, with an identity that
-// matches the running leader, and hears when it ends.
+// The start hook hears of every group Run starts before it starts it,
+// with the token its members will carry and no process carrying it yet,
+// then with an identity that matches the running leader, and hears when
+// it ends.
 func TestStartHook(t *testing.T) {
-	var got Started
+	var before, got Started
 	var ended *Result
-	ctx := WithStartHook(context.Background(), func(s Started) func(Result) {
-		got = s
-		if start, ok := startTime(s.PGID); !ok || start != s.LeaderStart {
-			t.Errorf("leader start %d, /proc says %d (%v)", s.LeaderStart, start, ok)
+	ctx := WithStartHook(context.Background(), func(s Started) Recording {
+		before = s
+		if s.PGID != 0 || s.Token == "" {
+			t.Errorf("before the start: %+v, want a token and no group", s)
 		}
-		return func(r Result) { ended = &r }
+		if pids := Processes().Carrying(s.Token); len(pids) != 0 {
+			t.Errorf("processes %v carry the token before the start", pids)
+		}
+		return Recording{
+			Started: func(s Started) {
+				got = s
+				if start, ok := startTime(s.PGID); !ok || start != s.LeaderStart {
+					t.Errorf("leader start %d, /proc says %d (%v)", s.LeaderStart, start, ok)
+				}
+			},
+			Done: func(r Result) { ended = &r },
+		}
 	})
 	var lines []string
 	_, err := Run(ctx, Spec{
@@ -143,8 +156,8 @@ func TestStartHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Argv0 != "sh" || got.Token == "" || got.PGID == 0 {
-		t.Fatalf("Started = %+v", got)
+	if got.Argv0 != "sh" || got.Token != before.Token || got.PGID == 0 {
+		t.Fatalf("Started = %+v, before the start %+v", got, before)
 	}
 	if len(lines) != 2 || lines[0] != got.Token || lines[1] != strconv.Itoa(got.PGID) {
 		t.Errorf("child printed %q, want token %s and group %d", lines, got.Token, got.PGID)

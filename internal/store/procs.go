@@ -39,6 +39,16 @@ func (s *Store) StartProcGroup(ctx context.Context, g ProcGroup) (int64, error) 
 	return res.LastInsertId()
 }
 
+// SetProcGroupLeader puts the group id and the leader's start time of a
+// group recorded before it started (StartProcGroup) on its record.
+func (s *Store) SetProcGroupLeader(ctx context.Context, id int64, pgid int, leaderStart uint64) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE proc_groups SET pgid = ?, leader_start = ? WHERE id = ?`, pgid, int64(leaderStart), id)
+	if err != nil {
+		return fmt.Errorf("record process group leader: %w", err)
+	}
+	return nil
+}
+
 // EndProcGroup marks a recorded group ended, with a note on how.
 func (s *Store) EndProcGroup(ctx context.Context, id int64, note string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`,

@@ -153,8 +153,12 @@ func TestProcGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	a, err := s.StartProcGroup(ctx, ProcGroup{PGID: 10, LeaderStart: 1 << 40, Token: "t", RalphPID: 5, RalphStart: 99, Iteration: 2, Argv0: "claude"})
+	// On record by its token before it starts; its group id after.
+	a, err := s.StartProcGroup(ctx, ProcGroup{Token: "t", RalphPID: 5, RalphStart: 99, Iteration: 2, Argv0: "claude"})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetProcGroupLeader(ctx, a, 10, 1<<40); err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.StartProcGroup(ctx, ProcGroup{PGID: 11, Token: "u", RalphPID: 5, RalphStart: 99, Argv0: "go"})
