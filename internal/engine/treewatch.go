@@ -40,7 +40,7 @@ type treeWatch struct {
 	// (recordBehind) returned; settle waits for it.
 	pending chan string
 	// offer tells the first walk whether a whole snapshot of the tree
-	// refreshed the snapshots' index (refreshed), when watchTree was
+	// refreshed the snapshots' index (indexRefreshed), when watchTree was
 	// asked to wait for one; ready tells it no if no snapshot did.
 	offer func(bool)
 }
@@ -56,7 +56,7 @@ func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	var offer func(bool)
 	if awaitIndex && e.opt.Snapshots != nil && e.opt.Snapshots.Root() == e.ws.Root {
 		// The snapshots' private index, which the pre-task snapshot
-		// brings up to date with the tree (refreshed), all but ralph's
+		// brings up to date with the tree (indexRefreshed), all but ralph's
 		// private files.
 		path, gitDir := e.opt.Snapshots.IndexFile()
 		stale := func(rel string) bool {
@@ -81,22 +81,13 @@ func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	return treeWatch{tracker: t, first: first, offer: offer}
 }
 
-// refreshed tells the Tracker's first walk that a whole snapshot begun
-// after watchTree returned has just brought the snapshots' private index
-// up to date with the tree: the walk takes the files' states from it
-// instead of examining each one. Only the first call counts.
-func (w *treeWatch) refreshed() {
+// indexRefreshed tells the Tracker's first walk, if it still waits to
+// hear, whether a whole snapshot begun after watchTree returned has just
+// brought the snapshots' private index up to date with the tree: then
+// the walk takes the files' states from it instead of examining each one.
+func (w *treeWatch) indexRefreshed(ok bool) {
 	if w.offer != nil {
-		w.offer(true)
-		w.offer = nil
-	}
-}
-
-// unrefreshed tells the Tracker's first walk, if it still waits to hear,
-// that no snapshot refreshed the index: it examines the files itself.
-func (w *treeWatch) unrefreshed() {
-	if w.offer != nil {
-		w.offer(false)
+		w.offer(ok)
 		w.offer = nil
 	}
 }
@@ -105,7 +96,7 @@ func (w *treeWatch) unrefreshed() {
 // waits, that no snapshot refreshed the index) and for the record begun
 // in the background, if any (settle).
 func (w *treeWatch) ready() {
-	w.unrefreshed()
+	w.indexRefreshed(false)
 	if w.first != nil {
 		w.saved = <-w.first
 		w.first = nil

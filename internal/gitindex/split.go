@@ -132,7 +132,7 @@ const maxBits = 1 << 32
 // result is not Split. ModTime is the small part's, which git writes
 // whenever the index changes.
 func ReadWhole(path, gitDir string) (*File, error) {
-	return readWhole(path, gitDir, nil)
+	return ReadWholeWith(path, gitDir, nil)
 }
 
 // A Shared is the shared part of a split index, read ahead of the small
@@ -161,11 +161,6 @@ func ReadShared(path, gitDir string) (*Shared, error) {
 // part still names it (s may be nil). s is used up: its entries become
 // the result's.
 func ReadWholeWith(path, gitDir string, s *Shared) (*File, error) {
-	return readWhole(path, gitDir, s)
-}
-
-// readWhole is ReadWhole, taking the shared part from s when it fits.
-func readWhole(path, gitDir string, s *Shared) (*File, error) {
 	f, err := Read(path)
 	if err != nil || !f.Split {
 		return f, err

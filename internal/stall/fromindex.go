@@ -104,13 +104,9 @@ func (t *Tracker) readIndex(ctx context.Context) (*userIndex, error) {
 // prefix; attrFiles are the attributes files outside the tree that may
 // apply.
 func newUserIndex(f *gitindex.File, prefix string, attrFiles []string) *userIndex {
-	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries))}
-	ix.attrs = slices.ContainsFunc(attrFiles, nonEmptyFile)
+	ix := &userIndex{file: f, byPath: make(map[string]*gitindex.Entry, len(f.Entries)), attrs: attrsMayApply(attrFiles, f.Entries)}
 	for i := range f.Entries {
 		ie := &f.Entries[i]
-		if path.Base(ie.Path) == ".gitattributes" {
-			ix.attrs = true
-		}
 		if rel, ok := strings.CutPrefix(ie.Path, prefix); ok && ie.Stage == 0 {
 			ix.byPath[rel] = ie
 		}
@@ -192,15 +188,16 @@ func (t *Tracker) readRefreshed(ri *RefreshedIndex, a ahead) (*refreshed, error)
 	if f.Sparse {
 		return nil, nil
 	}
-	attrFiles := append(a.conf.attrFiles, a.attrPath)
-	ix := &refreshed{entries: f.Entries, user: a.user, attrs: slices.ContainsFunc(attrFiles, nonEmptyFile)}
-	for i := range f.Entries {
-		if path.Base(f.Entries[i].Path) == ".gitattributes" {
-			ix.attrs = true
-			break
-		}
-	}
-	return ix, nil
+	attrs := attrsMayApply(append(a.conf.attrFiles, a.attrPath), f.Entries)
+	return &refreshed{entries: f.Entries, user: a.user, attrs: attrs}, nil
+}
+
+// attrsMayApply reports whether an attributes file may apply somewhere:
+// one of attrFiles (outside the tree) is not empty, or the index has a
+// .gitattributes.
+func attrsMayApply(attrFiles []string, entries []gitindex.Entry) bool {
+	return slices.ContainsFunc(attrFiles, nonEmptyFile) ||
+		slices.ContainsFunc(entries, func(e gitindex.Entry) bool { return path.Base(e.Path) == ".gitattributes" })
 }
 
 // takeEntry is the file ie stands for, taken from the index: not when
@@ -329,27 +326,20 @@ func (t *Tracker) fromRefreshed(ctx context.Context, ri *RefreshedIndex, ix *ref
 		attrs = attrs || exists(filepath.Join(t.dir, filepath.FromSlash(dir), ".gitattributes"))
 	}
 	if attrs && len(out) > 0 {
-		known := make([]*treeEntry, len(out))
+		rels := make([]string, len(out))
 		for i := range out {
-			known[i] = &out[i]
+			rels[i] = out[i].rel
 		}
-		kept, err := withoutConversion(ctx, t.dir, known)
+		conv, err := converted(ctx, t.dir, rels)
 		if err != nil {
 			return nil, 0, err
 		}
-		keep := map[*treeEntry]bool{}
-		for _, e := range kept {
-			keep[e] = true
-		}
-		taken := out[:0]
-		for i := range out {
-			if keep[&out[i]] {
-				taken = append(taken, out[i])
-			} else {
-				examine = append(examine, out[i].rel)
+		out = slices.DeleteFunc(out, func(e treeEntry) bool {
+			if conv[e.rel] {
+				examine = append(examine, e.rel)
 			}
-		}
-		out = taken
+			return conv[e.rel]
+		})
 	}
 	slices.Sort(examine)
 	examined, err := t.entries(ctx, append(slices.Compact(examine), rest...))
@@ -381,10 +371,15 @@ func (t *Tracker) fromIndex(ctx context.Context, ix *userIndex, entries []treeEn
 		}
 	}
 	if attrs && len(known) > 0 {
-		var err error
-		if known, err = withoutConversion(ctx, t.dir, known); err != nil {
+		rels := make([]string, len(known))
+		for i, e := range known {
+			rels[i] = e.rel
+		}
+		conv, err := converted(ctx, t.dir, rels)
+		if err != nil {
 			return 0, err
 		}
+		known = slices.DeleteFunc(known, func(e *treeEntry) bool { return conv[e.rel] })
 	}
 	for _, e := range known {
 		e.digest = [32]byte{}
@@ -464,26 +459,22 @@ func (t *Tracker) conversionConfig(ctx context.Context) (gitConfig, error) {
 // hashes it.
 var conversionAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree-encoding"}
 
-// withoutConversion keeps the files for which no conversion attribute is
-// set (git check-attr: unspecified or unset).
-func withoutConversion(ctx context.Context, dir string, files []*treeEntry) ([]*treeEntry, error) {
-	var in strings.Builder
-	for _, e := range files {
-		in.WriteString(e.rel)
-		in.WriteByte(0)
-	}
-	out, err := gitOutput(ctx, dir, []byte(in.String()), append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
+// converted returns which of rels git converts as it hashes them: any
+// conversion attribute set (git check-attr: not unspecified or unset).
+func converted(ctx context.Context, dir string, rels []string) (map[string]bool, error) {
+	in := []byte(strings.Join(rels, "\x00") + "\x00")
+	out, err := gitOutput(ctx, dir, in, append([]string{"check-attr", "-z", "--stdin"}, conversionAttrs...)...)
 	if err != nil {
 		return nil, err
 	}
-	converted := map[string]bool{}
+	conv := map[string]bool{}
 	f := strings.Split(string(out), "\x00")
 	for i := 0; i+2 < len(f); i += 3 {
 		if v := f[i+2]; v != "unspecified" && v != "unset" {
-			converted[f[i]] = true
+			conv[f[i]] = true
 		}
 	}
-	return slices.DeleteFunc(files, func(e *treeEntry) bool { return converted[e.rel] }), nil
+	return conv, nil
 }
 
 // awaitRefreshed waits to hear whether the index AwaitIndex named was

@@ -583,7 +583,7 @@ func (t *Tracker) addAll(entries []treeEntry) {
 // (at 100,000 files, git's listing took as long as the walk), it walks
 // the tree a level at a time, watching each directory before it looks in
 // it, and asks git which of each level's new directories it ignores
-// before going into them (matchedDirs, then ignoredWhole; none in a nested
+// before going into them (check-ignore, then noteIgnored; none in a nested
 // repository, where git's rules stop). A directory with no subdirectory
 // (leafDir) it watches but does not read: the index lists its files
 // (leaves; at 100,000 files in a few directories, reading them was most
@@ -633,9 +633,11 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				asked = append(asked, d)
 			}
 		}
-		matched, err := t.matchedDirs(ctx, asked)
-		if err != nil {
-			return nil, nil, nil, err
+		var matched map[string]bool
+		if len(asked) > 0 {
+			if matched, err = checkIgnored(ctx, t.dir, asked, "--no-index"); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		// Whether a directory skip leaves out is ignored only decides
 		// whether it is blind: asked after the walk (later).
@@ -647,15 +649,13 @@ func (t *Tracker) walkLevels(ctx context.Context) (files []string, leaves map[st
 				ask = append(ask, d)
 			}
 		}
-		ignored, err := t.ignoredWhole(ctx, ask)
-		if err != nil {
+		if err := t.noteIgnored(ctx, ask); err != nil {
 			return nil, nil, nil, err
 		}
 		level = level[:0]
 		for _, d := range dirs {
 			switch {
-			case ignored[d]:
-				t.ignored[d] = true
+			case t.ignored[d]:
 			case matched[d] && t.skip(d):
 			case t.skip(d):
 				t.blind[d] = true // git does not ignore it; skip does
@@ -748,42 +748,26 @@ func (t *Tracker) leafFiles(leaves map[string]bool) ([]string, error) {
 	return files, nil
 }
 
-// matchedDirs returns which of dirs an ignore pattern matches (git
-// check-ignore, without the index).
-func (t *Tracker) matchedDirs(ctx context.Context, dirs []string) (map[string]bool, error) {
+// noteIgnored asks git which of dirs, each matched by an ignore pattern,
+// it ignores, and notes what it lists: git ls-files --others --ignored
+// --directory lists a directory whole when it holds no tracked file, and
+// the ignored files of the others one by one.
+func (t *Tracker) noteIgnored(ctx context.Context, dirs []string) error {
 	if len(dirs) == 0 {
-		return nil, nil
-	}
-	return checkIgnored(ctx, t.dir, dirs, "--no-index")
-}
-
-// ignoredWhole returns which of dirs, each matched by an ignore pattern,
-// git ignores whole, as git ls-files --others --ignored --directory lists
-// them: those that hold no tracked file. It notes the ignored files that
-// the others hold, which git lists one by one.
-func (t *Tracker) ignoredWhole(ctx context.Context, dirs []string) (map[string]bool, error) {
-	if len(dirs) == 0 {
-		return nil, nil
+		return nil
 	}
 	listed, err := listIgnored(ctx, t.dir, dirs...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	whole := map[string]bool{}
-	for _, d := range dirs {
-		whole[d] = listed[d]
-		delete(listed, d)
-	}
-	for p := range listed {
-		t.ignored[p] = true
-	}
-	return whole, nil
+	maps.Copy(t.ignored, listed)
+	return nil
 }
 
 // lateIgnored asks, in the background, which of the directories
 // walkLevels put off git ignores; the function it returns waits for the
-// answer and notes it (ignored, or blind), and is to be called from the
-// Tracker's goroutine.
+// answer and notes it as noteIgnored does, the directories not ignored
+// as blind, and is to be called from the Tracker's goroutine.
 func (t *Tracker) lateIgnored(ctx context.Context, dirs []string) func() error {
 	if len(dirs) == 0 {
 		return func() error { return nil }
@@ -800,13 +784,11 @@ func (t *Tracker) lateIgnored(ctx context.Context, dirs []string) func() error {
 		if err != nil {
 			return err
 		}
+		maps.Copy(t.ignored, listed)
 		for _, d := range dirs {
 			if !listed[d] {
 				t.blind[d] = true // git does not ignore it; skip does
 			}
-		}
-		for p := range listed {
-			t.ignored[p] = true
 		}
 		return nil
 	}
