@@ -235,7 +235,7 @@ func merge(shared, small *Index) (*Index, error) {
 		base[p] = e
 	}
 	kept := base
-	if len(l.deleted) > 0 {
+	if len(deleted) > 0 {
 		kept = base[:0]
 		for i := range base {
 			if !gone[i] {
@@ -255,13 +255,11 @@ func merge(shared, small *Index) (*Index, error) {
 		if j < len(added) && added[j].Path == "" {
 			return nil, fmt.Errorf("%w: an added entry without a name", ErrFormat)
 		}
-		c := 1
+		c := 1 // what is left is added
 		switch {
-		case i == len(kept):
-			c = 1
 		case j == len(added):
 			c = -1
-		default:
+		case i < len(kept):
 			c = compare(&kept[i], &added[j])
 		}
 		switch {
