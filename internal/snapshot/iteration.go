@@ -306,6 +306,11 @@ func (q *iterationCommits) write(r *Repo, batch []iterationCommit) error {
 	var lost error
 	for _, c := range batch {
 		if r.pendingTrees.lost(c.tree) {
+			if _, err := r.git(ctx, nil, nil, "cat-file", "-e", c.tree); err == nil {
+				r.pendingTrees.found(c.tree) // a later whole read wrote it
+			}
+		}
+		if r.pendingTrees.lost(c.tree) {
 			// That iteration alone goes without its commit.
 			if lost == nil {
 				lost = fmt.Errorf("record %s: git did not write its tree", c.msg)

@@ -206,3 +206,62 @@ func TestIterationTreesWrittenBehind(t *testing.T) {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
 }
+
+// TestIterationTreeWriteFailed: a background write of an iteration's
+// trees that fails (here the object store is away while git writes) costs
+// that iteration its commit on the chain, and FlushIterations says so;
+// the next iteration, read whole, gets its commit, though its tree is the
+// one the failed write was for.
+func TestIterationTreeWriteFailed(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "src/a.txt", "a\n")
+	r, err := Open(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := r.SaveIteration(ctx, 1, 0, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := filepath.Join(dir, ".git", "objects")
+	r.pendingTrees.beforeWrite = func() {
+		r.pendingTrees.beforeWrite = nil
+		if err := os.Rename(objects, objects+".away"); err != nil {
+			t.Error(err)
+		}
+	}
+	write(t, dir, "src/a.txt", "a\nb\n")
+	lost, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true, Paths: []string{"src/a.txt"}, Since: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pendingTrees.wait(r)
+	if err := os.Rename(objects+".away", objects); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.FlushIterations(); err == nil {
+		t.Error("FlushIterations did not report the lost tree")
+	}
+	// Nothing changed: a whole read gives the same tree, which git now has.
+	again, err := r.SaveIteration(ctx, 1, 2, Changes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != lost {
+		t.Fatalf("the whole read gave %s, not %s", again, lost)
+	}
+	if err := r.FlushIterations(); err != nil {
+		t.Fatalf("after the whole read: %v", err)
+	}
+	out, err := exec.Command("git", "-C", dir, "log", "--format=%s", IterationRefPrefix+"task-1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "task 1 iteration 2\ntask 1 iteration 0" {
+		t.Errorf("the chain holds %q, want iterations 2 and 0", got)
+	}
+	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-dangling").CombinedOutput(); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
+}

@@ -14,12 +14,13 @@ import (
 // search a while for a free inode), so the trees are written in the
 // background, straight after buildTree returns, while the next agent
 // starts. Nothing of this Repo's reads them first: every git the Repo
-// runs waits until the trees computed before it are written
-// (treesWritten), and buildTree takes the trees it computed from its
-// cache. Should git write a tree under another id than buildTree computed
-// (never seen), the iteration that recorded it gets no commit on the
-// chain, the next one reads the whole tree, and buildTree waits for
-// mktree from then on. The store records the tree's id before git has
+// runs (Repo.git, batchLines) waits until the trees computed before it
+// are written (wait), and buildTree takes the trees it computed from its
+// cache. Should a write fail, or git write a tree under another id than
+// buildTree computed (never seen), the iteration that recorded it gets
+// no commit on the chain unless git has the tree by the time the chain
+// is written (a later whole read wrote it), the next one reads the whole
+// tree, and buildTree waits for mktree from then on. The store records the tree's id before git has
 // it: a reader in another process (the dashboard) that asks for it in
 // that moment, or after a kill in it, finds no such tree and shows the
 // iteration without its change, as one that recorded none.
@@ -43,8 +44,6 @@ type pendingTrees struct {
 	// qmu guards the rest.
 	qmu   sync.Mutex
 	queue []treeBatch
-	// unwritten counts the batches queued or being written.
-	unwritten int
 	// err is the first failure not yet taken; failed holds the trees
 	// of every batch that failed.
 	err    error
@@ -55,7 +54,6 @@ type pendingTrees struct {
 func (p *pendingTrees) add(r *Repo, b treeBatch) {
 	p.qmu.Lock()
 	p.queue = append(p.queue, b)
-	p.unwritten++
 	p.qmu.Unlock()
 	go p.flush(r)
 }
@@ -86,7 +84,6 @@ func (p *pendingTrees) flush(r *Repo) {
 					p.failed[id] = true
 				}
 			}
-			p.unwritten--
 			p.qmu.Unlock()
 		}
 	}
@@ -110,14 +107,7 @@ func (p *pendingTrees) write(r *Repo, b treeBatch) error {
 }
 
 // wait returns once every batch queued before it is written.
-func (p *pendingTrees) wait(r *Repo) {
-	p.qmu.Lock()
-	n := p.unwritten
-	p.qmu.Unlock()
-	if n > 0 {
-		p.flush(r)
-	}
-}
+func (p *pendingTrees) wait(r *Repo) { p.flush(r) }
 
 // takeErr returns the first failure since the last call, and forgets it.
 func (p *pendingTrees) takeErr() error {
@@ -136,11 +126,18 @@ func (p *pendingTrees) broken() bool {
 	return p.failed != nil
 }
 
-// lost reports whether git did not write tree.
+// lost reports whether a write of tree failed.
 func (p *pendingTrees) lost(tree string) bool {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	return p.failed[tree]
+}
+
+// found forgets that a write of tree failed: git has it now.
+func (p *pendingTrees) found(tree string) {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	delete(p.failed, tree)
 }
 
 // close waits for what is queued and ends the long-running mktree.
