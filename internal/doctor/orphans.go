@@ -35,8 +35,12 @@ func (o EndedOrphan) String() string {
 	if !o.Ended {
 		verb = "could not end"
 	}
-	return fmt.Sprintf("%s %s (process group %d, %d processes%s) left running by a ralph that died (pid %d)",
-		verb, o.Program, o.PGID, o.Processes, where, o.RalphPID)
+	group := fmt.Sprintf("process group %d, ", o.PGID)
+	if o.PGID == 0 {
+		group = "" // its ralph died before the group's id was on record
+	}
+	return fmt.Sprintf("%s %s (%s%d processes%s) left running by a ralph that died (pid %d)",
+		verb, o.Program, group, o.Processes, where, o.RalphPID)
 }
 
 // EndOrphans ends the process groups recorded in st whose ralph has died

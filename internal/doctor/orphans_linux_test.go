@@ -60,6 +60,9 @@ func TestEndsAGroupRecordedOnlyBeforeItStarted(t *testing.T) {
 	if len(ended) != 1 || !ended[0].Ended || ended[0].Processes != 1 {
 		t.Fatalf("ended %+v, want the one server", ended)
 	}
+	if got := ended[0].String(); strings.Contains(got, "process group 0") {
+		t.Errorf("the report names a group id never recorded: %s", got)
+	}
 	select {
 	case err := <-exited:
 		if ws, ok := server.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {

@@ -29,14 +29,19 @@ func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID
 			g.TaskID, g.Iteration = where()
 		}
 		id, err := st.StartProcGroup(bg, g)
+		started := false
 		return proc.Recording{
 			Started: func(s proc.Started) {
+				started = true
 				if err == nil {
 					_ = st.SetProcGroupLeader(bg, id, s.PGID, s.LeaderStart)
 				}
 			},
 			Done: func(res proc.Result) {
 				note := "exited"
+				if !started {
+					note = "not started"
+				}
 				if res.Escaped != nil {
 					note = "escaped: " + res.EscapeNote()
 					if escaped != nil {

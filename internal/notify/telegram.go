@@ -342,6 +342,9 @@ func (t *Telegram) onCallback(ctx context.Context, a *Answers, cb *tgCallback) {
 }
 
 func (t *Telegram) onReply(ctx context.Context, a *Answers, msg *tgMessage) {
+	if msg.ReplyTo.From == nil || !msg.ReplyTo.From.IsBot {
+		return // a reply to a person: never one of ralph's messages, nothing to wait for
+	}
 	ref := fmt.Sprintf("%d:%d", msg.Chat.ID, msg.ReplyTo.MessageID)
 	nonce, ok := a.Nonce(ctx, ref)
 	if !ok || msg.From == nil {

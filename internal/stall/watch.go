@@ -72,14 +72,14 @@ func newWatcher(root string) (*watcher, error) {
 		return nil, fmt.Errorf("watch: %w", err)
 	}
 	w := &watcher{fs: fw, root: filepath.Clean(root), dirs: map[string]bool{}, marker: marker}
-	w.inTree = within(root, marker)
+	w.inTree = inTree(root, marker)
 	return w, nil
 }
 
-// within reports whether path lies in the directory dir, symbolic links
+// inTree reports whether path lies in the tree at root, symbolic links
 // resolved (true when either cannot be resolved: the cautious answer).
-func within(dir, path string) bool {
-	d, err := filepath.EvalSymlinks(dir)
+func inTree(root, path string) bool {
+	d, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return true
 	}

@@ -185,10 +185,14 @@ func (w *Workspace) Append(name, text string) error {
 	return w.Write(name, old+text)
 }
 
+// fileMode is the mode WriteFile gives a file; SetInt writes in place
+// only over a file of that mode.
+const fileMode = 0o644
+
 // WriteFile writes data to path through a temporary file in the same
 // directory and a rename, creating the directory if needed.
 func WriteFile(path string, data []byte) error {
-	return WriteFileMode(path, data, 0o644)
+	return WriteFileMode(path, data, fileMode)
 }
 
 // WriteFileMode is WriteFile with the file's mode: a crash leaves either
@@ -264,7 +268,7 @@ func (w *Workspace) Int(name string) int {
 // not recently freed, on every iteration).
 func (w *Workspace) SetInt(name string, n int) error {
 	data := []byte(strconv.Itoa(n))
-	if overwrite(w.Path(name), data, 0o644) {
+	if overwrite(w.Path(name), data, fileMode) {
 		return nil
 	}
 	return WriteFile(w.Path(name), data)
