@@ -365,10 +365,20 @@ func checkDB(dir string) (*store.Store, []string) {
 	// The search index is caught up after events are committed, and
 	// the last ralph to close the store left it whole: the index holds
 	// every event (rank 1: checked against the table).
-	if _, err := st.DB().ExecContext(ctx, `INSERT INTO events_fts (events_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
-		return st, []string{"search index: " + err.Error()}
+	if err := st.CheckSearchIndex(ctx); err != nil {
+		return st, []string{err.Error()}
 	}
 	return st, nil
+}
+
+// checkStores checks the workspace's store (checkDB) and the
+// repository's objects (checkObjects).
+func checkStores(dir string) []string {
+	st, problems := checkDB(dir)
+	if st != nil {
+		st.Close()
+	}
+	return append(problems, checkObjects(dir)...)
 }
 
 // checkObjects runs git fsck: every object a ref reaches is there (the
@@ -397,10 +407,10 @@ func checkTask(dir string) []string {
 func checkRecords(dir string) []string {
 	ctx := context.Background()
 	st, problems := checkDB(dir)
+	problems = append(problems, checkObjects(dir)...)
 	if st == nil {
 		return problems
 	}
-	problems = append(problems, checkObjects(dir)...)
 	defer st.Close()
 	tasks, err := st.Tasks(ctx)
 	if err != nil || len(tasks) != 1 || tasks[0].Number != 1 {
@@ -444,14 +454,7 @@ func checkLanded(dir string) []string {
 // checkRolledBack looks at the tree after a rollback to task-1-pre: it
 // holds the project's files as they were before the task, nothing else.
 func checkRolledBack(dir string) []string {
-	var problems []string
-	if st, p := checkDB(dir); st != nil {
-		st.Close()
-		problems = append(problems, p...)
-	} else {
-		problems = append(problems, p...)
-	}
-	problems = append(problems, checkObjects(dir)...)
+	problems := checkStores(dir)
 	got := map[string]string{}
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		rel, _ := filepath.Rel(dir, path)
@@ -483,14 +486,7 @@ func checkRolledBack(dir string) []string {
 // checkSpec looks at the repository after ralph specs run was run again:
 // the spec is done and its work was done once (one line, one commit).
 func checkSpec(dir string) []string {
-	var problems []string
-	if st, p := checkDB(dir); st != nil {
-		st.Close()
-		problems = append(problems, p...)
-	} else {
-		problems = append(problems, p...)
-	}
-	problems = append(problems, checkObjects(dir)...)
+	problems := checkStores(dir)
 	if _, err := os.Stat(filepath.Join(dir, "specs", "done", "0001-foo.md")); err != nil {
 		problems = append(problems, "the spec is not done")
 	}
