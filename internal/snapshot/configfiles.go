@@ -33,7 +33,7 @@ func (r *Repo) freshConfig() {
 	for i, f := range files {
 		now[i] = filestamp.Lstat(f)
 	}
-	kept := r.config.read || r.hasher != nil || r.mktree != nil
+	kept := r.config.read || r.hasher != nil
 	if kept && !slices.Equal(now, r.config.files) {
 		r.logger.Debug("the repository's configuration changed: git starts again")
 		r.forgetConfig()

@@ -254,12 +254,24 @@ func TestIterationTreeWriteFailed(t *testing.T) {
 	if err := r.FlushIterations(); err != nil {
 		t.Fatalf("after the whole read: %v", err)
 	}
+	// From then on an iteration's trees are written before it returns.
+	write(t, dir, "src/a.txt", "a\nb\nc\n")
+	now, err := r.SaveIteration(ctx, 1, 3, Changes{Known: true, Paths: []string{"src/a.txt"}, Since: again})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("git", "-C", dir, "cat-file", "-e", now).Run(); err != nil {
+		t.Errorf("after a failed write, an iteration's tree was not written before it returned: %v", err)
+	}
+	if err := r.FlushIterations(); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command("git", "-C", dir, "log", "--format=%s", IterationRefPrefix+"task-1").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.TrimSpace(string(out)); got != "task 1 iteration 2\ntask 1 iteration 0" {
-		t.Errorf("the chain holds %q, want iterations 2 and 0", got)
+	if got := strings.TrimSpace(string(out)); got != "task 1 iteration 3\ntask 1 iteration 2\ntask 1 iteration 0" {
+		t.Errorf("the chain holds %q, want iterations 3, 2 and 0", got)
 	}
 	if out, err := exec.Command("git", "-C", dir, "fsck", "--no-dangling").CombinedOutput(); err != nil {
 		t.Errorf("git fsck: %v\n%s", err, out)

@@ -20,10 +20,11 @@ import (
 // buildTree computed (never seen), the iteration that recorded it gets
 // no commit on the chain unless git has the tree by the time the chain
 // is written (a later whole read wrote it), the next one reads the whole
-// tree, and buildTree waits for mktree from then on. The store records the tree's id before git has
-// it: a reader in another process (the dashboard) that asks for it in
-// that moment, or after a kill in it, finds no such tree and shows the
-// iteration without its change, as one that recorded none.
+// tree, and buildTree waits for mktree from then on (writeNow). The
+// store records the tree's id before git has it: a reader in another
+// process (the dashboard) that asks for it in that moment, or after a
+// kill in it, finds no such tree and shows the iteration without its
+// change, as one that recorded none.
 
 // treeBatch is the trees one buildTree computed: mktree's input and the
 // ids it must answer, in order.
@@ -87,6 +88,14 @@ func (p *pendingTrees) flush(r *Repo) {
 			p.qmu.Unlock()
 		}
 	}
+}
+
+// writeNow writes b at once, after what is queued.
+func (p *pendingTrees) writeNow(r *Repo, b treeBatch) error {
+	p.flush(r)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.write(r, b)
 }
 
 // write has git write the trees of b (p.mu held).

@@ -72,13 +72,13 @@ type Repo struct {
 		read, plain bool
 		files       []filestamp.Stamp
 	}
-	// hasher and mktree are buildTree's long-running hash-object and
-	// mktree (guarded by mu; nil until the first use, and after an
-	// error or the task's end).
-	hasher, mktree *git.Batch
+	// hasher is buildTree's long-running hash-object (guarded by mu;
+	// nil until the first use, and after an error or the task's end).
+	hasher *git.Batch
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
-	// pendingTrees writes buildTree's trees in the background.
+	// pendingTrees writes buildTree's trees through its long-running
+	// mktree, in the background (or at once, after a write failed).
 	pendingTrees pendingTrees
 }
 

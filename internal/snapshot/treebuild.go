@@ -113,23 +113,17 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 	if len(written) == 0 {
 		return tree, nil
 	}
-	if !r.pendingTrees.broken() {
-		ids := make([]string, len(written))
-		for i, w := range written {
-			ids[i] = w.id
-			r.trees.put(w.id, w.entries)
-		}
-		r.pendingTrees.add(r, treeBatch{req: batch.Bytes(), ids: ids})
-		return tree, nil
-	}
-	got, err := r.batchLines(ctx, &r.mktree, batch.Bytes(), len(written), "mktree", "-z", "--batch")
-	if err != nil {
-		return "", err
-	}
+	b := treeBatch{req: batch.Bytes(), ids: make([]string, len(written))}
 	for i, w := range written {
-		if got[i] != w.id {
-			return "", fmt.Errorf("git mktree wrote %s, computed %s", got[i], w.id)
+		b.ids[i] = w.id
+	}
+	if r.pendingTrees.broken() {
+		// A write failed once: from then on, written before returning.
+		if err := r.pendingTrees.writeNow(r, b); err != nil {
+			return "", err
 		}
+	} else {
+		r.pendingTrees.add(r, b)
 	}
 	for _, w := range written {
 		r.trees.put(w.id, w.entries)
@@ -635,11 +629,9 @@ func validID(s string) bool {
 // computed are written (the caller holds mu).
 func (r *Repo) closeBatches() {
 	r.pendingTrees.close(r)
-	for _, b := range []**git.Batch{&r.hasher, &r.mktree} {
-		if *b != nil {
-			(*b).Close()
-			*b = nil
-		}
+	if r.hasher != nil {
+		r.hasher.Close()
+		r.hasher = nil
 	}
 }
 
