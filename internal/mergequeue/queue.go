@@ -300,32 +300,61 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 	if cur != tip {
 		return errMoved, nil // someone committed meanwhile: rebase again
 	}
-	_, err = git.Run(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
-	if err == nil {
-		return "", nil
+	for retried := false; ; retried = true {
+		_, err = git.Run(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
+		if err == nil {
+			return "", nil
+		}
+		msg := err.Error()
+		if ge := (*git.Error)(nil); errors.As(err, &ge) {
+			msg = ge.Stderr + "\n" + ge.Stdout
+		}
+		if !strings.Contains(msg, "would be overwritten") && !strings.Contains(msg, "local changes") {
+			return "", err
+		}
+		files := overlapping(msg)
+		if !retried && len(files) > 0 && landedAlready(ctx, dir, commit, files) {
+			// A landing killed inside its merge wrote these files and
+			// not HEAD: they are the commit's own, not the user's.
+			// Staged as they are, the merge takes them as its own.
+			if _, err := git.Run(ctx, dir, append([]string{"add", "--"}, files...)...); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if len(files) == 0 {
+			return "your uncommitted changes overlap it (" + firstLine(msg) + ")", nil
+		}
+		return "your uncommitted changes overlap it (" + strings.Join(files, ", ") + ")", nil
 	}
-	msg := err.Error()
-	if ge := (*git.Error)(nil); errors.As(err, &ge) {
-		msg = ge.Stderr + "\n" + ge.Stdout
-	}
-	if strings.Contains(msg, "would be overwritten") || strings.Contains(msg, "local changes") {
-		return "your uncommitted changes overlap it (" + overlapping(msg) + ")", nil
-	}
-	return "", err
 }
 
 // overlapping extracts the file list of git's "would be overwritten" message.
-func overlapping(msg string) string {
+func overlapping(msg string) []string {
 	var files []string
 	for _, l := range strings.Split(msg, "\n") {
 		if strings.HasPrefix(l, "\t") {
 			files = append(files, strings.TrimSpace(l))
 		}
 	}
-	if len(files) == 0 {
-		return firstLine(msg)
+	return files
+}
+
+// landedAlready reports whether every one of files in the working tree at
+// dir is, byte for byte, the file commit has at that path: what a merge to
+// commit killed after it wrote them leaves.
+func landedAlready(ctx context.Context, dir, commit string, files []string) bool {
+	for _, f := range files {
+		want, err := git.Line(ctx, dir, "rev-parse", "--verify", "-q", commit+":"+f)
+		if err != nil {
+			return false
+		}
+		got, err := git.Line(ctx, dir, "hash-object", "--no-filters", "--", f)
+		if err != nil || got != want {
+			return false
+		}
 	}
-	return strings.Join(files, ", ")
+	return true
 }
 
 // AbortRebase aborts a rebase left in progress in dir (by a crash), if any.

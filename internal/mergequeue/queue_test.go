@@ -300,3 +300,39 @@ func indexOf(reqs []Request, r Request) int {
 	}
 	return -1
 }
+
+// A landing killed inside its merge leaves the commit's files written and
+// HEAD where it was: the next landing finds them the commit's own, byte
+// for byte, and lands. A file the user changed is never taken for one.
+func TestLandAfterAKilledMerge(t *testing.T) {
+	dir := repo(t)
+	a := branch(t, dir, "ralph/spec/a", map[string]string{"a.txt": "A\n", "b.txt": "bee\n"})
+	// What the killed merge wrote: a changed file and a new one.
+	write(t, dir, "a.txt", "A\n")
+	write(t, dir, "b.txt", "bee\n")
+	q := New(Options{Repo: dir, Target: "main", Wait: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := q.Land(ctx, a)
+	if err != nil || res.Outcome != Landed {
+		t.Fatalf("after a killed merge: %+v %v", res, err)
+	}
+	if got := subjects(t, dir); got != "ralph/spec/a\ninit" {
+		t.Errorf("history:\n%s", got)
+	}
+	if st := run(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("status after landing:\n%s", st)
+	}
+
+	// The user's own edit of a file the next landing changes: it waits.
+	c := branch(t, dir, "ralph/spec/c", map[string]string{"a.txt": "C\n"})
+	write(t, dir, "a.txt", "user's\n")
+	wait, stop := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer stop()
+	if res, err := q.Land(wait, c); err == nil && res.Outcome == Landed {
+		t.Fatal("landed over the user's edit")
+	}
+	if read(t, filepath.Join(dir, "a.txt")) != "user's\n" {
+		t.Error("the user's edit was overwritten")
+	}
+}
