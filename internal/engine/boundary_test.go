@@ -450,3 +450,59 @@ func TestTaskStartTakesFilesFromTheSnapshotIndex(t *testing.T) {
 		}
 	}
 }
+
+// The pre-task snapshot may leave a few changed files unstaged in its
+// index (snapshot.Repo.Unstaged): the first walk must not take their
+// states from it. Here the user changed a file before the task and the
+// agent's first iteration puts it back as the index has it; a Tracker
+// that took the index's word would see no change, and the iteration's
+// tree would keep the user's version.
+func TestTaskStartExaminesTheFilesLeftUnstaged(t *testing.T) {
+	ctx := context.Background()
+	ws, st := newBenchWorkspace(t, 40)
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	snaps, err := snapshot.Open(ctx, ws.Root, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snaps.Save(ctx, snapshot.Manual(time.Now()), "before"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(ws.Root, "src", "pkg0", "file0.go")
+	original, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("package p\n\nvar Mine = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 1 {
+			return agent.Result{ToolCalls: 1, Final: "put back"}, os.WriteFile(file, original, 0o644)
+		}
+		return agent.Result{Final: "done"}, os.WriteFile(filepath.Join(req.Dir, ".ralph", "summary.md"), []byte("done\n"), 0o644)
+	})
+	opt := Options{Agent: a, Snapshots: snaps, Logger: logger, Limits: Limits{MaxIterations: 3}, Gates: []gate.Gate{gate.HasSummary{}}}
+	out, err := New(ws, st, opt).Run(ctx, "put the file back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	if !strings.Contains(logs.String(), "took the files from the refreshed index") {
+		t.Fatalf("the first walk did not take the files from the pre-task snapshot's index:\n%s", logs.String())
+	}
+	its, err := st.Iterations(ctx, out.TaskID)
+	if err != nil || len(its) == 0 {
+		t.Fatalf("iterations = %d %v", len(its), err)
+	}
+	got, err := exec.Command("git", "-C", ws.Root, "cat-file", "blob", its[0].Tree+":src/pkg0/file0.go").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(original) {
+		t.Errorf("iteration 1's tree holds file0.go as %q, want the agent's %q", got, original)
+	}
+}

@@ -341,7 +341,7 @@ func (e *Engine) finishStart(ctx context.Context, r *run, message string, rec st
 	previous, startNote, err := e.snapshotBefore(ctx, r, rec.Prev, message)
 	// No snapshot refreshed the index when it was saved already or the
 	// tree is empty: the walk need not wait to hear it.
-	r.tree.indexRefreshed(false)
+	r.tree.indexRefreshed(false, nil)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -450,9 +450,10 @@ func (e *Engine) savePre(ctx context.Context, r *run, name string, prev int, mes
 	}
 	if e.opt.Snapshots.Root() == e.ws.Root {
 		r.tree.recorded(snap.Tree)
-		// The snapshot's private index is the tree as it read it: the
-		// Tracker's first walk takes the files' states from it.
-		r.tree.indexRefreshed(true)
+		// The snapshot's private index is the tree as it read it, but
+		// for the files it left unstaged: the Tracker's first walk takes
+		// the other files' states from it.
+		r.tree.indexRefreshed(true, e.opt.Snapshots.Unstaged())
 	}
 	pausepoint.At(pausepoint.TaskPreSnapshot)
 	dirty := make(chan int, 1)

@@ -42,7 +42,7 @@ type treeWatch struct {
 	// offer tells the first walk whether a whole snapshot of the tree
 	// refreshed the snapshots' index (indexRefreshed), when watchTree was
 	// asked to wait for one; ready tells it no if no snapshot did.
-	offer func(bool)
+	offer func(ok bool, unstaged []string)
 }
 
 // watchTree starts a Tracker of the workspace and returns once it
@@ -53,16 +53,26 @@ type treeWatch struct {
 // since is the tree as it is.
 func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 	t := stall.NewTracker(e.ws.Root, skipForTreeHash, e.log)
-	var offer func(bool)
+	var offer func(bool, []string)
 	if awaitIndex && e.opt.Snapshots != nil && e.opt.Snapshots.Root() == e.ws.Root {
 		// The snapshots' private index, which the pre-task snapshot
 		// brings up to date with the tree (indexRefreshed), all but ralph's
-		// private files.
+		// private files and the files it left unstaged.
 		path, gitDir := e.opt.Snapshots.IndexFile()
+		var unstaged map[string]bool // written before the walk hears (tell)
 		stale := func(rel string) bool {
-			return strings.HasPrefix(rel, workspace.Dir+"/") && workspace.IsPrivate(rel)
+			return unstaged[rel] || strings.HasPrefix(rel, workspace.Dir+"/") && workspace.IsPrivate(rel)
 		}
-		offer = t.AwaitIndex(stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: stale})
+		tell := t.AwaitIndex(stall.RefreshedIndex{Path: path, GitDir: gitDir, Stale: stale})
+		offer = func(ok bool, paths []string) {
+			for _, p := range paths {
+				if unstaged == nil {
+					unstaged = map[string]bool{}
+				}
+				unstaged[p] = true
+			}
+			tell(ok)
+		}
 	}
 	first, watching := make(chan string, 1), make(chan struct{})
 	go func() {
@@ -83,11 +93,12 @@ func (e *Engine) watchTree(ctx context.Context, awaitIndex bool) treeWatch {
 
 // indexRefreshed tells the Tracker's first walk, if it still waits to
 // hear, whether a whole snapshot begun after watchTree returned has just
-// brought the snapshots' private index up to date with the tree: then
-// the walk takes the files' states from it instead of examining each one.
-func (w *treeWatch) indexRefreshed(ok bool) {
+// brought the snapshots' private index up to date with the tree, all but
+// the files it left unstaged (snapshot.Repo.Unstaged): then the walk
+// takes the other files' states from it instead of examining each one.
+func (w *treeWatch) indexRefreshed(ok bool, unstaged []string) {
 	if w.offer != nil {
-		w.offer(ok)
+		w.offer(ok, unstaged)
 		w.offer = nil
 	}
 }
@@ -96,7 +107,7 @@ func (w *treeWatch) indexRefreshed(ok bool) {
 // waits, that no snapshot refreshed the index) and for the record begun
 // in the background, if any (settle).
 func (w *treeWatch) ready() {
-	w.indexRefreshed(false)
+	w.indexRefreshed(false, nil)
 	if w.first != nil {
 		w.saved = <-w.first
 		w.first = nil

@@ -1,7 +1,8 @@
 // Package gitindex reads git's index file (.git/index): its entries, each
 // with the blob id git stored and the file's stat data as git last saw
 // it, so that a caller can tell, as git does, which working-tree files are
-// unchanged since git hashed them without reading them. It reads index
+// unchanged since git hashed them without reading them, and the tree
+// git last wrote the index as (its cache tree's root). It reads index
 // versions 2 to 4 of a SHA-1 repository, and a split index with its
 // shared part (ReadWhole); it never writes.
 package gitindex
@@ -51,6 +52,12 @@ type Index struct {
 	// Sparse is set for a sparse index (an "sdir" extension): some
 	// entries are directories standing for everything under them.
 	Sparse bool
+	// Tree is the id of the tree git last wrote the whole index as (the
+	// root of its cache tree, the "TREE" extension), when TreeKnown: a
+	// change to the index since takes it away, so it is the tree git
+	// write-tree would write now.
+	Tree      [sha1.Size]byte
+	TreeKnown bool
 }
 
 // Plain reports whether the index is whole and every entry stands for
@@ -219,6 +226,8 @@ func Parse(data []byte) (*Index, error) {
 			ix.Split, ix.link = true, l
 		case "sdir":
 			ix.Sparse = true
+		case "TREE":
+			ix.Tree, ix.TreeKnown = cacheTreeRoot(body[off : off+int(size)])
 		}
 		off += int(size)
 	}
@@ -226,6 +235,32 @@ func Parse(data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: an entry without a path", ErrFormat)
 	}
 	return ix, nil
+}
+
+// cacheTreeRoot reads the root of a "TREE" extension: its first entry,
+// an empty path, NUL, the count of index entries it covers in ASCII
+// decimal (-1 once invalidated), a space, the count of its subtrees, a
+// newline, then, when valid, the tree's id. Anything else is unknown.
+func cacheTreeRoot(b []byte) (id [sha1.Size]byte, ok bool) {
+	if len(b) < 1 || b[0] != 0 {
+		return id, false
+	}
+	b = b[1:]
+	sp := bytes.IndexByte(b, ' ')
+	nl := bytes.IndexByte(b, '\n')
+	if sp <= 0 || nl < sp {
+		return id, false
+	}
+	for _, c := range b[:sp] {
+		if c < '0' || c > '9' {
+			return id, false // "-1" among them: invalidated
+		}
+	}
+	if len(b) < nl+1+sha1.Size {
+		return id, false
+	}
+	copy(id[:], b[nl+1:])
+	return id, true
 }
 
 // varint decodes git's offset encoding (index v4 path prefixes) and

@@ -250,3 +250,89 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestTreeIsWhatWriteTreeWrites holds Index.Tree to git: known, and the
+// tree git write-tree writes, while git keeps its cache tree whole;
+// unknown once a change to the index takes it away.
+func TestTreeIsWhatWriteTreeWrites(t *testing.T) {
+	change := func(t *testing.T, dir string) {
+		os.WriteFile(filepath.Join(dir, "b", "d", "e.go"), []byte("package e\n"), 0o644)
+	}
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		known bool
+	}{
+		{"after a commit", func(t *testing.T, dir string) {}, true},
+		{"version 4", func(t *testing.T, dir string) { git(t, dir, "update-index", "--index-version", "4") }, true},
+		{"a file staged since", func(t *testing.T, dir string) {
+			change(t, dir)
+			git(t, dir, "add", "b/d/e.go")
+		}, false},
+		{"a file staged, then write-tree", func(t *testing.T, dir string) {
+			change(t, dir)
+			git(t, dir, "add", "b/d/e.go")
+			git(t, dir, "write-tree")
+		}, true},
+		{"refreshed by git status", func(t *testing.T, dir string) {
+			now := time.Now()
+			os.Chtimes(filepath.Join(dir, "a.txt"), now, now)
+			git(t, dir, "status", "--porcelain")
+		}, true},
+		{"split, a file staged, then write-tree", func(t *testing.T, dir string) {
+			git(t, dir, "update-index", "--split-index")
+			change(t, dir)
+			git(t, dir, "add", "b/d/e.go")
+			git(t, dir, "write-tree")
+		}, true},
+		{"split, a file removed since", func(t *testing.T, dir string) {
+			git(t, dir, "update-index", "--split-index")
+			git(t, dir, "rm", "-q", "--cached", "z")
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := repo(t)
+			c.setup(t, dir)
+			f, err := Read(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.TreeKnown != c.known {
+				t.Fatalf("TreeKnown = %v, want %v", f.TreeKnown, c.known)
+			}
+			if !c.known {
+				return
+			}
+			want := strings.TrimSpace(git(t, dir, "write-tree"))
+			if got := hex.EncodeToString(f.Tree[:]); got != want {
+				t.Errorf("Tree = %s, git write-tree wrote %s", got, want)
+			}
+		})
+	}
+}
+
+func TestCacheTreeRoot(t *testing.T) {
+	id := strings.Repeat("\x01", 20)
+	cases := []struct {
+		name string
+		ext  string
+		ok   bool
+	}{
+		{"valid", "\x0012 2\n" + id, true},
+		{"invalidated", "\x00-1 2\n", false},
+		{"invalidated, an id after all", "\x00-1 2\n" + id, false},
+		{"id cut short", "\x0012 2\n" + id[:19], false},
+		{"no path", "12 2\n" + id, false},
+		{"a subtree's path first", "b\x0012 2\n" + id, false},
+		{"no count", "\x00 2\n" + id, false},
+		{"no newline", "\x0012 2" + id, false},
+		{"empty", "", false},
+	}
+	for _, c := range cases {
+		got, ok := cacheTreeRoot([]byte(c.ext))
+		if ok != c.ok || (ok && string(got[:]) != id) {
+			t.Errorf("%s: cacheTreeRoot = %x, %v; want ok %v", c.name, got, ok, c.ok)
+		}
+	}
+}

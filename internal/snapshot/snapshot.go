@@ -3,9 +3,13 @@
 //
 // A snapshot is a commit reachable from refs/ralph/snapshots/<name>. It is
 // built with a private index file kept in the repository's git directory
-// (.git/ralph/index): `git add -A` into that index (so only files changed
-// since the last save are rehashed), `git write-tree`, `git commit-tree` with
-// the previous snapshot as parent (refs/ralph/tip), and one `git update-ref`
+// (.git/ralph/index): `git status` against that index names the files
+// changed since; when they are a few, the tree is the index's own (its
+// cache tree) with those files hashed and the trees above them written,
+// leaving the index as it was; else they are staged into it (`git add
+// -A`, only files changed since the last save rehashed) and `git
+// write-tree` writes it. Then `git commit-tree` with the previous
+// snapshot as parent (refs/ralph/tip), and one `git update-ref`
 // transaction. Snapshots hold tracked, untracked and .ralph/ files; they leave
 // out ignored files and ralph's private files (workspace.Private: the
 // database, lock, logs, worktrees…), which are excluded explicitly even when

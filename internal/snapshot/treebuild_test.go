@@ -257,7 +257,9 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 	write(t, dir, "src/b.go", "b\n")
 	r, prev := startTask(t, dir)
 	log := testutil.LogGit(t)
-	for i, want := range []string{"config hash-object cat-file mktree", "", "", "hash-object mktree"} {
+	// The task's start read the configuration (its whole read built its
+	// tree from the files git status named).
+	for i, want := range []string{"hash-object cat-file mktree", "", "", "hash-object mktree"} {
 		if i == 3 {
 			if err := r.FlushIterations(); err != nil {
 				t.Fatal(err)

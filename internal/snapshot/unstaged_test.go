@@ -1,0 +1,136 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/ralph-harness/ralph/internal/gitindex"
+	"github.com/ralph-harness/ralph/internal/testutil"
+)
+
+// indexEntry returns the private index's blob id for rel, "" when it
+// has none.
+func indexEntry(t *testing.T, r *Repo, rel string) string {
+	t.Helper()
+	f, err := gitindex.ReadWhole(r.index, r.gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.Entries {
+		if e.Path == rel {
+			return hex.EncodeToString(e.ID[:])
+		}
+	}
+	return ""
+}
+
+// A whole read that finds a few files changed builds its tree from the
+// index's own and leaves the index alone: no git reads or writes the
+// whole index but git status. The tree is the one git add -A gives; the
+// files stay unstaged, and say so (Unstaged), until a read finds more
+// than maxUnstaged, which stages them all. A rollback, which needs the
+// index to be the working tree, stages them first.
+func TestWholeReadLeavesAFewFilesUnstaged(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	write(t, dir, "a.txt", "a\n")
+	write(t, dir, "src/b.go", "b\n")
+	write(t, dir, "run.sh", "#!/bin/sh\n")
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start")
+	r := open(t, dir)
+	saved := tree(t, dir)
+	first, err := r.Save(ctx, TaskPre(1), "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldA := indexEntry(t, r, "a.txt")
+	log := testutil.LogGit(t)
+
+	write(t, dir, "a.txt", "a changed\n")
+	write(t, dir, "new.txt", "new\n")
+	if err := os.Chmod(filepath.Join(dir, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	remove(t, dir, "link")
+	if err := os.Symlink("src/b.go", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Save(ctx, TaskPost(1), "few")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range gitCalls(t, log) {
+		if sub == "add" || sub == "update-index" || sub == "write-tree" {
+			t.Errorf("a read of four changed files ran git %s", sub)
+		}
+	}
+	if want := referenceTree(t, dir); s.Tree != want {
+		t.Errorf("tree %s, git add -A gives %s: %v", s.Tree, want, treeFiles(t, dir, s.Tree))
+	}
+	want := []string{"a.txt", "link", "new.txt", "run.sh"}
+	if got := r.Unstaged(); !slices.Equal(got, want) {
+		t.Errorf("Unstaged() = %v, want %v", got, want)
+	}
+	if got := indexEntry(t, r, "a.txt"); got != oldA {
+		t.Errorf("the private index's a.txt is %s, want it left as %s", got, oldA)
+	}
+
+	// The next read builds on the same index: what the last left
+	// unstaged is named again, with what changed since.
+	write(t, dir, "src/b.go", "b changed\n")
+	s, err = r.Save(ctx, TaskPre(2), "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := referenceTree(t, dir); s.Tree != want {
+		t.Errorf("second tree %s, git add -A gives %s", s.Tree, want)
+	}
+	if got := r.Unstaged(); !slices.Equal(got, append(want, "src/b.go")) {
+		t.Errorf("Unstaged() = %v, want %v and src/b.go", got, want)
+	}
+	gitCalls(t, log)
+
+	// More than maxUnstaged: all of them staged.
+	for i := range maxUnstaged {
+		write(t, dir, fmt.Sprintf("many/f%d.txt", i), "f\n")
+	}
+	userGit(t, dir, "add", "many") // tracked by the user: not a new directory
+	s, err = r.Save(ctx, TaskPost(2), "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := gitCalls(t, log); !slices.Contains(calls, "write-tree") {
+		t.Errorf("a read of %d changed files ran %v, want them staged", maxUnstaged+1, calls)
+	}
+	if want := referenceTree(t, dir); s.Tree != want {
+		t.Errorf("tree after many %s, git add -A gives %s", s.Tree, want)
+	}
+	if got := r.Unstaged(); got != nil {
+		t.Errorf("Unstaged() = %v after all were staged", got)
+	}
+	if blob := userGit(t, dir, "hash-object", "a.txt"); indexEntry(t, r, "a.txt")+"\n" != blob {
+		t.Errorf("a.txt not staged")
+	}
+
+	// A rollback from a tree left partly unstaged.
+	write(t, dir, "a.txt", "a once more\n")
+	if _, err := r.Save(ctx, Manual(r.now()), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Unstaged()) != 1 {
+		t.Fatalf("Unstaged() = %v, want a.txt", r.Unstaged())
+	}
+	if _, err := r.Rollback(ctx, first.Name); err != nil {
+		t.Fatal(err)
+	}
+	diffTrees(t, "after rolling back to the first", tree(t, dir), saved)
+}
