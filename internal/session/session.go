@@ -32,6 +32,11 @@ type Globals struct {
 	// Verbose turns on debug logging to stderr.
 	Verbose bool
 	logs    *logOutput
+	// ws is the workspace OpenWorkspace found from wsDir (a Dir), kept:
+	// the working tree's top does not move under a command, and finding
+	// it costs a git.
+	ws    *workspace.Workspace
+	wsDir string
 }
 
 // StartLog sets g.Logger up, once the flags are parsed: to the run log
@@ -58,11 +63,16 @@ func (g *Globals) Close() error {
 	return g.logs.Close()
 }
 
-// OpenWorkspace finds the workspace and reads its configuration.
+// OpenWorkspace finds the workspace (once for g's Dir) and reads its
+// configuration.
 func OpenWorkspace(ctx context.Context, g *Globals) (*workspace.Workspace, config.Config, error) {
-	ws, err := workspace.Open(ctx, g.Dir)
-	if err != nil {
-		return nil, config.Config{}, failure.New(failure.Usage, err)
+	ws := g.ws
+	if ws == nil || g.wsDir != g.Dir {
+		var err error
+		if ws, err = workspace.Open(ctx, g.Dir); err != nil {
+			return nil, config.Config{}, failure.New(failure.Usage, err)
+		}
+		g.ws, g.wsDir = ws, g.Dir
 	}
 	if g.logs != nil {
 		g.logs.useWorkspace(ws)
