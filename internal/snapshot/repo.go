@@ -684,8 +684,14 @@ func (r *Repo) List(ctx context.Context) ([]Snapshot, error) {
 }
 
 func (r *Repo) list(ctx context.Context) ([]Snapshot, error) {
+	return r.listRefs(ctx, RefPrefix)
+}
+
+// listRefs returns the snapshots whose refs for-each-ref's pattern
+// matches, oldest first.
+func (r *Repo) listRefs(ctx context.Context, pattern string) ([]Snapshot, error) {
 	const format = "--format=%(refname)%1f%(objectname)%1f%(tree)%1f%(creatordate:unix)%1f%(contents)%1e"
-	out, err := r.git(ctx, nil, nil, "for-each-ref", format, RefPrefix)
+	out, err := r.git(ctx, nil, nil, "for-each-ref", format, pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -752,16 +758,22 @@ func (r *Repo) Resolve(ctx context.Context, name string) (Snapshot, error) {
 }
 
 func (r *Repo) resolve(ctx context.Context, name string) (Snapshot, error) {
-	ss, err := r.list(ctx)
-	if err != nil {
-		return Snapshot{}, err
-	}
 	if ValidName(name) {
+		// Its own ref only: reading every snapshot's commit took tens
+		// of milliseconds once there were hundreds.
+		ss, err := r.listRefs(ctx, RefPrefix+name)
+		if err != nil {
+			return Snapshot{}, err
+		}
 		for _, s := range ss {
 			if s.Name == name {
 				return s, nil
 			}
 		}
+	}
+	ss, err := r.list(ctx)
+	if err != nil {
+		return Snapshot{}, err
 	}
 	names := make([]string, len(ss))
 	for i, s := range ss {

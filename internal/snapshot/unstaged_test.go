@@ -3,10 +3,12 @@ package snapshot
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ralph-harness/ralph/internal/gitindex"
@@ -133,4 +135,32 @@ func TestWholeReadLeavesAFewFilesUnstaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	diffTrees(t, "after rolling back to the first", tree(t, dir), saved)
+}
+
+// Resolving a snapshot reads its own ref, not every snapshot's commit
+// (hundreds, after a few days' tasks); an unknown name still lists the
+// names there are.
+func TestResolveReadsItsOwnRef(t *testing.T) {
+	ctx := context.Background()
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
+	for i := 2; i <= 12; i++ {
+		write(t, dir, "a.txt", fmt.Sprintf("a %d\n", i))
+		if _, err := r.Save(ctx, TaskPre(i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := testutil.LogGit(t)
+	s, err := r.Resolve(ctx, TaskPre(1))
+	if err != nil || s.Name != TaskPre(1) || s.Task != 1 || s.Tree == "" {
+		t.Fatalf("Resolve = %+v, %v", s, err)
+	}
+	b, _ := os.ReadFile(log)
+	if want := RefPrefix + TaskPre(1) + "\n"; !strings.HasSuffix(string(b), want) {
+		t.Errorf("Resolve ran %q, want a for-each-ref of %s alone", b, RefPrefix+TaskPre(1))
+	}
+	_, err = r.Resolve(ctx, TaskPre(13))
+	var ue *UnknownSnapshotError
+	if !errors.As(err, &ue) || len(ue.Valid) != 12 {
+		t.Errorf("Resolve of an unknown name = %v, want an UnknownSnapshotError naming the 12 there are", err)
+	}
 }
