@@ -88,7 +88,9 @@ func (w *looseWriter) write(typ string, body []byte) (string, error) {
 	if _, err := os.Lstat(name); err == nil {
 		return id, nil
 	}
-	if err := os.MkdirAll(sub, 0o777); err != nil {
+	// Only the fan-out directory: a missing object directory is an error,
+	// as it is to git.
+	if err := os.Mkdir(sub, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("write object %s: %w", id, err)
 	}
 	// git's own temporary name: git gc removes one a crash leaves.

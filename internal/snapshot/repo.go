@@ -73,8 +73,8 @@ type Repo struct {
 	// long-running gits started and config was read (freshConfig).
 	trees  treeCache
 	config struct {
-		read, plain bool
-		files       []filestamp.Stamp
+		read, plain, shared bool
+		files               []filestamp.Stamp
 	}
 	// hasher is buildTree's long-running hash-object (guarded by mu;
 	// nil until the first use, and after an error or the task's end).

@@ -93,7 +93,7 @@ func TestChangesSince(t *testing.T) {
 	if calls := gitCalls(t, log); !slices.Contains(calls, "status") {
 		t.Errorf("a stale Since ran %v, want a full read", calls)
 	}
-	r.pendingTrees.wait(r) // mktree writes in the background
+	r.pendingTrees.wait(r) // the trees are written in the background
 	if got := treeFiles(t, dir, again); !slices.Contains(got, "c.txt") {
 		t.Errorf("tree after a stale Since holds %v, want c.txt", got)
 	}

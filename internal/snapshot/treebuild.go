@@ -113,9 +113,12 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 	if len(written) == 0 {
 		return tree, nil
 	}
-	b := treeBatch{req: batch.Bytes(), ids: make([]string, len(written))}
+	b := treeBatch{req: batch.Bytes(), ids: make([]string, len(written)), loose: r.looseTrees()}
 	for i, w := range written {
 		b.ids[i] = w.id
+		if b.loose != "" {
+			b.bodies = append(b.bodies, w.body)
+		}
 	}
 	if r.pendingTrees.broken() {
 		// A write failed once: from then on, written before returning.
@@ -507,6 +510,7 @@ func (n *dirNode) remove(name string) {
 type writtenTree struct {
 	id      string
 	entries map[string]treeEntry
+	body    []byte // the tree object's content
 }
 
 // write computes the ids of n's changed subdirectories and of n, bottom
@@ -564,7 +568,7 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 	fmt.Fprintf(h, "tree %d\x00", body.Len())
 	h.Write(body.Bytes())
 	id = hex.EncodeToString(h.Sum(nil))
-	*written = append(*written, writtenTree{id: id, entries: n.entries})
+	*written = append(*written, writtenTree{id: id, entries: n.entries, body: body.Bytes()})
 	return id, false
 }
 
@@ -641,19 +645,24 @@ func (r *Repo) closeBatches() {
 // forgetConfig forgot the answer.
 func (r *Repo) plainConfig(ctx context.Context) error {
 	if !r.config.read {
-		out, err := r.git(ctx, nil, nil, "config", "-z", "--type=bool", "--get-regexp", `^core\.(filemode|symlinks|ignorecase)$`)
+		out, err := r.git(ctx, nil, nil, "config", "-z", "--get-regexp", `^core\.(filemode|symlinks|ignorecase|sharedrepository)$`)
 		var ge *git.Error
 		if err != nil && !(errors.As(err, &ge) && ge.ExitCode() == 1) { // 1: none set
 			return err
 		}
-		r.config.read, r.config.plain = true, true
+		r.config.read, r.config.plain, r.config.shared = true, true, false
 		for rec := range strings.SplitSeq(string(out), "\x00") {
-			key, value, _ := strings.Cut(rec, "\n")
+			key, value, set := strings.Cut(rec, "\n")
+			b, ok := gitBool(value, set)
 			switch key {
 			case "core.filemode", "core.symlinks":
-				r.config.plain = r.config.plain && value == "true"
+				r.config.plain = r.config.plain && ok && b
 			case "core.ignorecase":
-				r.config.plain = r.config.plain && value == "false"
+				r.config.plain = r.config.plain && ok && !b
+			case "core.sharedrepository":
+				// Set, even to false: git gives the objects' files
+				// modes of its own (looseTrees).
+				r.config.shared = true
 			}
 		}
 	}
@@ -661,6 +670,41 @@ func (r *Repo) plainConfig(ctx context.Context) error {
 		return errNotPlain
 	}
 	return nil
+}
+
+// gitBool reads a configuration value as git reads a boolean: a key
+// with no value (set false) is true, then git's words for true and
+// false; ok is false for anything else (git also reads numbers), which
+// the caller takes as the configuration buildTree does not follow.
+func gitBool(value string, set bool) (b, ok bool) {
+	if !set {
+		return true, true
+	}
+	switch strings.ToLower(value) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
+}
+
+// looseTrees returns the object directory buildTree's trees are written
+// into as loose objects, as git writes them (looseWriter), "" when git's
+// mktree must write them: the objects live elsewhere than the common git
+// directory says (GIT_OBJECT_DIRECTORY), or the repository is shared
+// between users. Writing them here saves mktree its check of every
+// entry's object (9 ms for a directory of 5,000 files). plainConfig has
+// read the configuration.
+func (r *Repo) looseTrees() string {
+	if r.config.shared || os.Getenv("GIT_OBJECT_DIRECTORY") != "" {
+		return ""
+	}
+	dir := filepath.Join(r.common, "objects")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return dir
 }
 
 // gitLike reports whether a part of the slash-separated path p is one git

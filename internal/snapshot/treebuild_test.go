@@ -248,8 +248,9 @@ func TestBuildTreeOddNames(t *testing.T) {
 }
 
 // The trees on a changed path are read from git once, and hash-object
-// and mktree keep running: the next change in the same directory starts
-// no git at all, until the task's end (FlushIterations) ends them.
+// keeps running: the next change in the same directory starts no git at
+// all (the trees are written as loose objects), until the task's end
+// (FlushIterations) ends it.
 func TestBuildTreeReadsTreesOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
@@ -259,7 +260,7 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 	log := testutil.LogGit(t)
 	// The task's start read the configuration (its whole read built its
 	// tree from the files git status named).
-	for i, want := range []string{"hash-object cat-file mktree", "", "", "hash-object mktree"} {
+	for i, want := range []string{"hash-object cat-file", "", "", "hash-object"} {
 		if i == 3 {
 			if err := r.FlushIterations(); err != nil {
 				t.Fatal(err)
@@ -271,7 +272,7 @@ func TestBuildTreeReadsTreesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.pendingTrees.wait(r) // mktree writes in the background
+		r.pendingTrees.wait(r) // the trees are written in the background
 		if got := strings.Join(gitCalls(t, log), " "); got != want {
 			t.Errorf("change %d ran %q, want %q", i+1, got, want)
 		}
@@ -297,4 +298,74 @@ func startTask(t *testing.T, dir string) (*Repo, string) {
 		t.Fatal(err)
 	}
 	return r, tree
+}
+
+// buildTree writes its trees as loose objects, as git does, unless the
+// repository is shared between users (git gives those files modes of
+// its own) or its objects live elsewhere: then git's mktree writes them.
+// Either way the trees are git's.
+func TestTreesWrittenLooseUnlessShared(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		config []string
+		env    string
+		mktree bool
+	}{
+		{name: "plain"},
+		{name: "shared", config: []string{"core.sharedRepository", "group"}, mktree: true},
+		{name: "shared, false", config: []string{"core.sharedRepository", "false"}, mktree: true},
+		{name: "a key with no value is true", config: []string{"core.symlinks"}},
+		{name: "objects elsewhere", env: "GIT_OBJECT_DIRECTORY", mktree: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := newRepo(t)
+			if len(c.config) == 2 {
+				userGit(t, dir, "config", c.config[0], c.config[1])
+			} else if len(c.config) == 1 {
+				// git config cannot write a key without a value.
+				f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(f, "[core]\n\t%s\n", strings.TrimPrefix(c.config[0], "core."))
+				f.Close()
+			}
+			if c.env != "" {
+				t.Setenv(c.env, filepath.Join(dir, ".git", "objects"))
+			}
+			write(t, dir, "src/pkg/a.go", "a\n")
+			r, prev := startTask(t, dir)
+			log := testutil.LogGit(t)
+			write(t, dir, "src/pkg/a.go", "a changed\n")
+			tree, err := r.SaveIteration(ctx, 1, 1, Changes{Known: true, Paths: []string{"src/pkg/a.go"}, Since: prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.pendingTrees.wait(r)
+			if calls := gitCalls(t, log); slices.Contains(calls, "mktree") != c.mktree {
+				t.Errorf("the iteration ran %v, want mktree %v", calls, c.mktree)
+			}
+			if ref := referenceTree(t, dir); tree != ref {
+				t.Errorf("tree %s, git gives %s", tree, ref)
+			}
+			userGit(t, dir, "fsck", "--no-dangling", "--strict")
+		})
+	}
+}
+
+func TestGitBool(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		set   bool
+		b, ok bool
+	}{
+		{"", false, true, true}, {"true", true, true, true}, {"YES", true, true, true}, {"On", true, true, true}, {"1", true, true, true},
+		{"false", true, false, true}, {"no", true, false, true}, {"off", true, false, true}, {"0", true, false, true}, {"", true, false, true},
+		{"2", true, false, false}, {"maybe", true, false, false},
+	} {
+		if b, ok := gitBool(c.value, c.set); b != c.b || ok != c.ok {
+			t.Errorf("gitBool(%q, %v) = %v, %v; want %v, %v", c.value, c.set, b, ok, c.b, c.ok)
+		}
+	}
 }
