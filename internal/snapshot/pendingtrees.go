@@ -8,20 +8,21 @@ import (
 	"github.com/ralph-harness/ralph/internal/git"
 )
 
-// buildTree computes the trees on the changed paths itself; git's mktree
-// writes them. Writing an object makes a file, which costs more than the
-// rest of recording an iteration that changed a file (a file system may
-// search a while for a free inode), so the trees are written in the
-// background, straight after buildTree returns, while the next agent
-// starts. Nothing of this Repo's reads them first: every git the Repo
-// runs (Repo.git, batchLines) waits until the trees computed before it
-// are written (wait), and buildTree takes the trees it computed from its
-// cache. Should a write fail, or git write a tree under another id than
-// buildTree computed (never seen), the iteration that recorded it gets
-// no commit on the chain unless git has the tree by the time the chain
-// is written (a later whole read wrote it), the next one reads the whole
-// tree, and buildTree waits for mktree from then on (writeNow). The
-// store records the tree's id before git has it: a reader in another
+// buildTree computes the trees on the changed paths itself and writes
+// them as loose objects (git's mktree, in a repository where git gives
+// object files modes of its own). Writing an object makes a file, which
+// costs more than the rest of recording an iteration that changed a file
+// (a file system may search a while for a free inode), so the trees are
+// written in the background, straight after buildTree returns, while the
+// next agent starts. Nothing of this Repo's reads them first: every git
+// the Repo runs (Repo.git, batchLines) waits until the trees computed
+// before it are written (wait), and buildTree takes the trees it computed
+// from its cache. Should a write fail, or git write a tree under another
+// id than buildTree computed (never seen), the iteration that recorded
+// it gets no commit on the chain unless git has the tree by the time the
+// chain is written (a later whole read wrote it), the next one reads the
+// whole tree, and buildTree waits for the write from then on (writeNow).
+// The store records the tree's id before git has it: a reader in another
 // process (the dashboard) that asks for it in that moment, or after a
 // kill in it, finds no such tree and shows the iteration without its
 // change, as one that recorded none.
@@ -146,7 +147,7 @@ func (p *pendingTrees) takeErr() error {
 }
 
 // broken reports whether a batch ever failed: buildTree then waits for
-// mktree, as before any was written in the background.
+// the write, as before any was written in the background.
 func (p *pendingTrees) broken() bool {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()

@@ -70,8 +70,8 @@ type dirNode struct {
 // gone, as git add -A has it, where update-index refuses it). It reads no index: git hashes the changed files
 // (hash-object, which converts content as git add does), the trees on the
 // changed paths are read once (cat-file, then treeCache), and only those
-// trees are written again (mktree, whose ids must equal the ones computed
-// here). So its cost follows the changed paths and their directories,
+// trees are written again (as loose objects, or by mktree, whose ids
+// must equal the ones computed here). So its cost follows the changed paths and their directories,
 // not the size of the tree. It fails with errNotBuilt when git would do
 // something it does not (see errNotBuilt). The long-running gits and the
 // configuration it keeps are read again when the repository's
@@ -506,7 +506,7 @@ func (n *dirNode) remove(name string) {
 	delete(n.entries, name)
 }
 
-// writtenTree is a tree buildTree computed, for mktree to write.
+// writtenTree is a tree buildTree computed, to be written.
 type writtenTree struct {
 	id      string
 	entries map[string]treeEntry
