@@ -65,17 +65,18 @@ type dirNode struct {
 // buildTree returns the tree of base with paths (slash-separated, relative
 // to the working tree's root) brought to their state in the working tree:
 // written, removed when gone, as `git update-index --add --remove
-// --replace` stages them on an index of base, followed by `git
-// write-tree` (a path below a directory that became a symbolic link is
-// gone, as git add -A has it, where update-index refuses it). It reads no index: git hashes the changed files
-// (hash-object, which converts content as git add does), the trees on the
-// changed paths are read once (cat-file, then treeCache), and only those
-// trees are written again (as loose objects, or by mktree, whose ids
-// must equal the ones computed here). So its cost follows the changed paths and their directories,
-// not the size of the tree. It fails with errNotBuilt when git would do
-// something it does not (see errNotBuilt). The long-running gits and the
-// configuration it keeps are read again when the repository's
-// configuration files changed (freshConfig).
+// --replace` stages them on an index of base, followed by `git write-tree`
+// (a path below a directory that became a symbolic link is gone, as git
+// add -A has it, where update-index refuses it). It reads no index: git
+// hashes the changed files (hash-object, which converts content as git add
+// does), the trees on the changed paths are read once (cat-file, then
+// treeCache), and only those trees are written again (as loose objects, or
+// by mktree, whose ids must equal the ones computed here). So its cost
+// follows the changed paths and their directories, not the size of the
+// tree. It fails with errNotBuilt when git would do something it does not
+// (see errNotBuilt). The long-running gits and the configuration it keeps
+// are read again when the repository's configuration files changed
+// (freshConfig).
 func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (string, error) {
 	if len(base) != 40 {
 		return "", fmt.Errorf("%w: tree id %q is not SHA-1", errNotBuilt, base)
