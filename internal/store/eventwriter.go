@@ -271,7 +271,7 @@ func (s *Store) insertBatch(ctx context.Context, stmt *sql.Stmt, batch []queuedE
 
 // insertEventStmt is the prepared insert of one event.
 func (s *Store) insertEventStmt(ctx context.Context) (*sql.Stmt, error) {
-	return s.prepared(ctx, &s.addEvent,
+	return s.stmt(ctx,
 		`INSERT INTO events (task_id, iteration, at, source, kind, tool, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 }
 

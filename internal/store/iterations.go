@@ -30,7 +30,7 @@ type Iteration struct {
 // StartIteration records the start of an iteration. Starting the same
 // number twice (a retry after a rate limit) resets its row.
 func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, phase, step string) error {
-	_, err := s.db.ExecContext(ctx, `
+	_, err := s.exec(ctx, `
 		INSERT INTO iterations (task_id, number, phase, step, started_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (task_id, number) DO UPDATE SET phase = excluded.phase, step = excluded.step,
 			started_at = excluded.started_at, ended_at = NULL, outcome = ''`,
@@ -46,29 +46,41 @@ func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, ph
 // is committed: a committed iteration's end never precedes its events.
 func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
 	s.waitEvents()
+	var sts [3]*sql.Stmt
+	for i, q := range endIteration {
+		var err error
+		if sts[i], err = s.stmt(ctx, q); err != nil {
+			return fmt.Errorf("end iteration: %w", err)
+		}
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var prevCost float64
 		var prevIn, prevOut int64
-		err := tx.QueryRowContext(ctx, `SELECT cost_usd, input_tokens, output_tokens FROM iterations WHERE task_id = ? AND number = ?`,
-			it.TaskID, it.Number).Scan(&prevCost, &prevIn, &prevOut)
+		err := tx.StmtContext(ctx, sts[0]).QueryRowContext(ctx, it.TaskID, it.Number).Scan(&prevCost, &prevIn, &prevOut)
 		if err != nil {
 			return fmt.Errorf("end iteration: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE iterations SET ended_at = ?, outcome = ?, tool_calls = ?, signature = ?, final = ?,
-				cost_usd = ?, input_tokens = ?, output_tokens = ?, tree = ?
-			WHERE task_id = ? AND number = ?`,
+		_, err = tx.StmtContext(ctx, sts[1]).ExecContext(ctx,
 			s.stamp(), it.Outcome, it.ToolCalls, it.Signature, it.Final, it.CostUSD, it.InputTokens, it.OutputTokens, it.Tree,
 			it.TaskID, it.Number)
 		if err != nil {
 			return fmt.Errorf("end iteration: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `
-			UPDATE tasks SET cost_usd = cost_usd + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?
-			WHERE id = ?`,
+		_, err = tx.StmtContext(ctx, sts[2]).ExecContext(ctx,
 			it.CostUSD-prevCost, it.InputTokens-prevIn, it.OutputTokens-prevOut, it.TaskID)
 		return err
 	})
+}
+
+// endIteration is EndIteration's SQL: the iteration's previous usage,
+// its end, the task's totals.
+var endIteration = [3]string{
+	`SELECT cost_usd, input_tokens, output_tokens FROM iterations WHERE task_id = ? AND number = ?`,
+	`UPDATE iterations SET ended_at = ?, outcome = ?, tool_calls = ?, signature = ?, final = ?,
+		cost_usd = ?, input_tokens = ?, output_tokens = ?, tree = ?
+	WHERE task_id = ? AND number = ?`,
+	`UPDATE tasks SET cost_usd = cost_usd + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?
+	WHERE id = ?`,
 }
 
 // CloseOpenIterations marks iterations that never ended (the process

@@ -29,7 +29,7 @@ func (s *Store) StartProcGroup(ctx context.Context, g ProcGroup) (int64, error) 
 	if g.TaskID != 0 {
 		task = sql.NullInt64{Int64: g.TaskID, Valid: true}
 	}
-	res, err := s.db.ExecContext(ctx, `
+	res, err := s.exec(ctx, `
 		INSERT INTO proc_groups (pgid, leader_start, token, ralph_pid, ralph_start, task_id, iteration, argv0, started_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		g.PGID, int64(g.LeaderStart), g.Token, g.RalphPID, int64(g.RalphStart), task, g.Iteration, g.Argv0, s.stamp())
@@ -42,7 +42,7 @@ func (s *Store) StartProcGroup(ctx context.Context, g ProcGroup) (int64, error) 
 // SetProcGroupLeader puts the group id and the leader's start time of a
 // group recorded before it started (StartProcGroup) on its record.
 func (s *Store) SetProcGroupLeader(ctx context.Context, id int64, pgid int, leaderStart uint64) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE proc_groups SET pgid = ?, leader_start = ? WHERE id = ?`, pgid, int64(leaderStart), id)
+	_, err := s.exec(ctx, `UPDATE proc_groups SET pgid = ?, leader_start = ? WHERE id = ?`, pgid, int64(leaderStart), id)
 	if err != nil {
 		return fmt.Errorf("record process group leader: %w", err)
 	}
@@ -51,7 +51,7 @@ func (s *Store) SetProcGroupLeader(ctx context.Context, id int64, pgid int, lead
 
 // EndProcGroup marks a recorded group ended, with a note on how.
 func (s *Store) EndProcGroup(ctx context.Context, id int64, note string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`,
+	_, err := s.exec(ctx, `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`,
 		s.stamp(), note, id)
 	if err != nil {
 		return fmt.Errorf("end process group: %w", err)

@@ -15,7 +15,7 @@ const (
 
 // SetState writes a key.
 func (s *Store) SetState(ctx context.Context, key, value string) error {
-	_, err := s.db.ExecContext(ctx, `
+	_, err := s.exec(ctx, `
 		INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		key, value, s.stamp())
@@ -27,7 +27,10 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 
 // State reads a key; ok is false when it is not set.
 func (s *Store) State(ctx context.Context, key string) (value string, ok bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&value)
+	st, err := s.stmt(ctx, `SELECT value FROM state WHERE key = ?`)
+	if err == nil {
+		err = st.QueryRowContext(ctx, key).Scan(&value)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -39,6 +42,6 @@ func (s *Store) State(ctx context.Context, key string) (value string, ok bool, e
 
 // DeleteState removes a key.
 func (s *Store) DeleteState(ctx context.Context, key string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM state WHERE key = ?`, key)
+	_, err := s.exec(ctx, `DELETE FROM state WHERE key = ?`, key)
 	return err
 }

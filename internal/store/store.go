@@ -50,10 +50,11 @@ type Store struct {
 	scrub *secrets.Scrubber
 
 	// stmtMu guards the statements prepared once and kept for the
-	// store's life: the event stream's insert runs for every event of
-	// every agent, and parsing its SQL each time cost more than running it.
-	stmtMu   sync.Mutex
-	addEvent *sql.Stmt
+	// store's life, by their SQL (stmt): the event stream's insert runs
+	// for every event of every agent, and an iteration's own writes a
+	// dozen times; parsing the SQL each time cost more than running it.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 
 	// events commits the event stream in batches (eventwriter.go).
 	events eventWriter
@@ -62,18 +63,33 @@ type Store struct {
 	fts ftsIndexer
 }
 
-// prepared returns *slot, preparing query into it the first time.
-func (s *Store) prepared(ctx context.Context, slot **sql.Stmt, query string) (*sql.Stmt, error) {
+// stmt returns query prepared, the first time it is asked for. With
+// one connection, a statement is prepared before a transaction takes it:
+// the transaction uses it through tx.StmtContext.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmtMu.Lock()
 	defer s.stmtMu.Unlock()
-	if *slot == nil {
-		st, err := s.db.PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		*slot = st
+	if st := s.stmts[query]; st != nil {
+		return st, nil
 	}
-	return *slot, nil
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// exec runs query through its prepared statement (stmt).
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -122,10 +138,10 @@ func (s *Store) Close() error {
 	s.closeEvents()
 	indexErr := s.stopIndexing()
 	s.stmtMu.Lock()
-	if s.addEvent != nil {
-		s.addEvent.Close()
-		s.addEvent = nil
+	for _, st := range s.stmts {
+		st.Close()
 	}
+	s.stmts = nil
 	s.stmtMu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return err
