@@ -588,9 +588,13 @@ func (r *Repo) copyUserIndex(path string) bool {
 	return true
 }
 
-// maxUnstaged bounds the files a whole read leaves unstaged (Unstaged):
-// git status rehashes each of them on every read until they are staged.
-const maxUnstaged = 64
+// maxUnstaged and maxUnstagedBytes bound the files a whole read leaves
+// unstaged (Unstaged): git status reads each one whose size did not
+// change again on every read until they are staged.
+const (
+	maxUnstaged      = 64
+	maxUnstagedBytes = 8 << 20
+)
 
 // currentTree reads the whole working tree and returns its tree id. git
 // status says which files differ from the private index. When those are
@@ -600,7 +604,8 @@ const maxUnstaged = 64
 // the index is left as it was: each git would otherwise read and write
 // the whole index (at 100,000 files, update-index and write-tree took 70
 // ms of a task's start). The files stay unstaged (Unstaged) until a read
-// finds more than maxUnstaged, or something only git add -A sorts out.
+// finds more than maxUnstaged, or more than maxUnstagedBytes in them, or
+// something only git add -A sorts out.
 // It ends buildTree's long-running gits first: what changed is not
 // known, and may be a .gitattributes, which a running hash-object would
 // not read again.
@@ -611,7 +616,7 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if simple && len(files) <= maxUnstaged {
+	if simple && len(files) <= maxUnstaged && r.smallFiles(files) {
 		if base := r.treeOfIndex(); base != "" {
 			tree, err := r.buildTree(ctx, base, files)
 			if err == nil {
@@ -629,6 +634,18 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return r.writeTree(ctx)
+}
+
+// smallFiles reports whether the files (slash-separated, relative to
+// the root) hold maxUnstagedBytes at most between them.
+func (r *Repo) smallFiles(files []string) bool {
+	var n int64
+	for _, f := range files {
+		if fi, err := os.Lstat(filepath.Join(r.top, filepath.FromSlash(f))); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n <= maxUnstagedBytes
 }
 
 // stagedTree stages the whole working tree into the private index and

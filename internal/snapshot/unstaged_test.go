@@ -123,6 +123,17 @@ func TestWholeReadLeavesAFewFilesUnstaged(t *testing.T) {
 		t.Errorf("a.txt not staged")
 	}
 
+	// One file larger than maxUnstagedBytes: staged, so git status
+	// does not read it again on every read.
+	write(t, dir, "big.bin", strings.Repeat("x", maxUnstagedBytes+1))
+	gitCalls(t, log)
+	if _, err := r.Save(ctx, Manual(r.now()), ""); err != nil {
+		t.Fatal(err)
+	}
+	if calls := gitCalls(t, log); !slices.Contains(calls, "write-tree") || r.Unstaged() != nil {
+		t.Errorf("a read of a file of %d bytes ran %v and left %v unstaged, want it staged", maxUnstagedBytes+1, calls, r.Unstaged())
+	}
+
 	// A rollback from a tree left partly unstaged.
 	write(t, dir, "a.txt", "a once more\n")
 	if _, err := r.Save(ctx, Manual(r.now()), ""); err != nil {
