@@ -491,6 +491,9 @@ func TestTaskStartExaminesTheFilesLeftUnstaged(t *testing.T) {
 	if out.Reason != Completed {
 		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
 	}
+	if !strings.Contains(logs.String(), "built the tree from the index's and the files git status named") {
+		t.Fatalf("the pre-task snapshot staged the changed file; this test needs it left unstaged:\n%s", logs.String())
+	}
 	if !strings.Contains(logs.String(), "took the files from the refreshed index") {
 		t.Fatalf("the first walk did not take the files from the pre-task snapshot's index:\n%s", logs.String())
 	}

@@ -55,7 +55,8 @@ type Index struct {
 	// Tree is the id of the tree git last wrote the whole index as (the
 	// root of its cache tree, the "TREE" extension), when TreeKnown: a
 	// change to the index since takes it away, so it is the tree git
-	// write-tree would write now.
+	// write-tree would write now, if the repository still has it (git gc
+	// prunes a tree nothing reaches): a caller checks, as git does.
 	Tree      [sha1.Size]byte
 	TreeKnown bool
 }

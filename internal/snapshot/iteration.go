@@ -63,9 +63,9 @@ type iterationState struct {
 // task (ralph's private files left out, as in every snapshot) and returns
 // its tree id. ch says what changed since the previous call: an unchanged
 // tree costs no git at all; known changes, the trees on their paths
-// (buildTree: answers of the task's long-running hash-object and mktree,
-// whatever the size of the tree); unknown ones, a git status of the
-// private index and a write-tree. The chain's commit is written in the
+// (buildTree: answers of the task's long-running hash-object, whatever
+// the size of the tree); unknown ones, a git status of the private index
+// and the trees on what it names (or, past a few files, a write-tree). The chain's commit is written in the
 // background, in order (FlushIterations waits for it, and ends the
 // long-running gits), except iteration 0's, the task's start, written
 // before SaveIteration returns.

@@ -81,8 +81,9 @@ type Repo struct {
 	hasher *git.Batch
 	// commits writes the iterations' chain in the background.
 	commits iterationCommits
-	// pendingTrees writes buildTree's trees through its long-running
-	// mktree, in the background (or at once, after a write failed).
+	// pendingTrees writes buildTree's trees, as loose objects or through
+	// a long-running mktree, in the background (or at once, after a write
+	// failed).
 	pendingTrees pendingTrees
 }
 
@@ -139,7 +140,8 @@ func Open(ctx context.Context, dir string, logger *slog.Logger) (*Repo, error) {
 // the working tree, and the git directory that holds its shared part
 // (the index is split). Once Save returns, each of its entries at stage
 // 0 stands for its file as that Save found it, but for ralph's private
-// files (workspace.IsPrivate), which it never stages.
+// files (workspace.IsPrivate), which it never stages, and the files it
+// left unstaged (Unstaged), which a reader must examine itself.
 func (r *Repo) IndexFile() (path, gitDir string) { return r.index, r.gitDir }
 
 // Root returns the root of the working tree the snapshots are taken of.
@@ -616,8 +618,8 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if simple && len(files) <= maxUnstaged && r.smallFiles(files) {
-		if base := r.treeOfIndex(); base != "" {
+	if simple && len(files) <= maxUnstaged && r.smallFiles(files) && !(r.config.read && !r.config.plain) {
+		if base := r.treeOfIndex(ctx); base != "" {
 			tree, err := r.buildTree(ctx, base, files)
 			if err == nil {
 				r.indexTree, r.lastTree = base, tree
@@ -626,7 +628,9 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 				return tree, nil
 			}
 			r.closeBatches()
-			r.forgetConfig()
+			if !errors.Is(err, errNotPlain) {
+				r.forgetConfig()
+			}
 			r.logger.Debug("building the tree from the files git status named failed; staging them", "err", err)
 		}
 	}
@@ -659,14 +663,25 @@ func (r *Repo) stagedTree(ctx context.Context) (string, error) {
 }
 
 // treeOfIndex returns the tree the private index was last written as,
-// when git kept that (its cache tree) and the index is split, so that
-// reading it reads only the small part; else "".
-func (r *Repo) treeOfIndex() string {
+// when git kept that (its cache tree), the index is split, so that
+// reading it reads only the small part, and the repository has the tree:
+// as git write-tree does, a tree git lost is not taken (nothing reaches
+// the tree of an index ralph never committed, and git gc prunes it).
+// Else "".
+func (r *Repo) treeOfIndex(ctx context.Context) string {
 	f, err := gitindex.Read(r.index)
 	if err != nil || !f.Split || !f.TreeKnown {
 		return ""
 	}
-	return hex.EncodeToString(f.Tree[:])
+	id := hex.EncodeToString(f.Tree[:])
+	// A loose object is there to see; one in a pack, git is asked about.
+	if _, err := os.Stat(filepath.Join(r.common, "objects", id[:2], id[2:])); err == nil {
+		return id
+	}
+	if _, err := r.git(ctx, nil, nil, "cat-file", "-e", id+"^{tree}"); err != nil {
+		return ""
+	}
+	return id
 }
 
 // Unstaged returns the paths the last whole read of the working tree

@@ -16,11 +16,12 @@
 // no .gitignore lists them.
 //
 // Rollback first saves the current tree as rollback-<unix>, then makes the
-// working tree equal to the target snapshot with `git read-tree --reset -u`
-// on the private index: changed files are rewritten, files added since are
-// removed, ignored and private files are left alone. Ignored files that stand
-// where the target needs a file or directory are saved in the rollback
-// snapshot before they are replaced, so no file is lost.
+// working tree equal to the target snapshot with `git read-tree -m -u`
+// from that tree on the private index: changed files are rewritten, files
+// added since are removed, ignored and private files are left alone.
+// Ignored files that stand where the target needs a file or directory are
+// saved in the rollback snapshot before they are replaced, so no file is
+// lost.
 //
 // Every git call is an argv (never a shell string) with an environment of
 // its own: a ralph author and committer identity, C locale, the private index.

@@ -105,16 +105,23 @@ func (r *Repo) buildTree(ctx context.Context, base string, paths []string) (stri
 			return "", err
 		}
 	}
-	var batch bytes.Buffer
+	loose := r.looseTrees()
+	var batch *bytes.Buffer // mktree's input, when mktree writes them
+	if loose == "" {
+		batch = new(bytes.Buffer)
+	}
 	var written []writtenTree
-	tree, empty := root.write(&batch, &written)
+	tree, empty := root.write(batch, &written)
 	if empty {
 		return emptyTree, nil
 	}
 	if len(written) == 0 {
 		return tree, nil
 	}
-	b := treeBatch{req: batch.Bytes(), ids: make([]string, len(written)), loose: r.looseTrees()}
+	b := treeBatch{ids: make([]string, len(written)), loose: loose}
+	if batch != nil {
+		b.req = batch.Bytes()
+	}
 	for i, w := range written {
 		b.ids[i] = w.id
 		if b.loose != "" {
@@ -355,6 +362,11 @@ func (r *Repo) loadDirs(ctx context.Context, base string, ch []change) (map[stri
 			return nil, fmt.Errorf("git cat-file: output cut short")
 		}
 		if bytes.HasSuffix(header, []byte(" missing")) {
+			if d == "" {
+				// base itself: git lost it (a gc of a tree nothing
+				// reaches), or it never was.
+				return nil, fmt.Errorf("%w: tree %s is not in the repository", errNotBuilt, base)
+			}
 			out = rest
 			continue // not in base
 		}
@@ -369,6 +381,9 @@ func (r *Repo) loadDirs(ctx context.Context, base string, ch []change) (map[stri
 		body := rest[:size]
 		out = rest[size+1:]
 		if f[1] != "tree" {
+			if d == "" {
+				return nil, fmt.Errorf("%w: %s is a %s, not a tree", errNotBuilt, base, f[1])
+			}
 			continue // a file where the change needs a directory
 		}
 		entries, err := parseTree(body)
@@ -515,9 +530,9 @@ type writtenTree struct {
 }
 
 // write computes the ids of n's changed subdirectories and of n, bottom
-// up, appending each changed tree to batch (mktree -z --batch input) and
-// to written; empty is set when n holds nothing (git writes no empty
-// directory).
+// up, appending each changed tree to written and, unless batch is nil, to
+// batch (mktree -z --batch input); empty is set when n holds nothing (git
+// writes no empty directory).
 func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string, empty bool) {
 	for name, sub := range n.subs {
 		if e, still := n.entries[name]; !still || !e.isTree() {
@@ -555,6 +570,9 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 		raw, _ := hex.DecodeString(e.id)
 		body.WriteString(e.mode + " " + name + "\x00")
 		body.Write(raw)
+		if batch == nil {
+			continue
+		}
 		typ := "blob"
 		switch e.mode {
 		case "40000":
@@ -564,7 +582,9 @@ func (n *dirNode) write(batch *bytes.Buffer, written *[]writtenTree) (id string,
 		}
 		fmt.Fprintf(batch, "%s %s %s\t%s\x00", e.mode, typ, e.id, name)
 	}
-	batch.WriteByte(0)
+	if batch != nil {
+		batch.WriteByte(0)
+	}
 	h := sha1.New()
 	fmt.Fprintf(h, "tree %d\x00", body.Len())
 	h.Write(body.Bytes())

@@ -175,3 +175,55 @@ func TestResolveReadsItsOwnRef(t *testing.T) {
 		t.Errorf("Resolve of an unknown name = %v, want an UnknownSnapshotError naming the 12 there are", err)
 	}
 }
+
+// The tree the private index was last written as may be one nothing
+// reaches (a whole read that staged, never committed: ralph snapshot
+// status after a removal), which git gc prunes. A whole read does not
+// take it, as git write-tree does not: the snapshot is the tree as it
+// is, with or without a change since, and the repository stays whole.
+func TestWholeReadOfAnIndexTreeGitLost(t *testing.T) {
+	ctx := context.Background()
+	for _, change := range []bool{false, true} {
+		t.Run(fmt.Sprintf("a change since %v", change), func(t *testing.T) {
+			dir := newRepo(t)
+			write(t, dir, "a.txt", "a\n")
+			write(t, dir, "b.txt", "b\n")
+			userGit(t, dir, "add", "-A")
+			userGit(t, dir, "commit", "-q", "-m", "start")
+			r := open(t, dir)
+			if _, err := r.Save(ctx, TaskPre(1), ""); err != nil {
+				t.Fatal(err)
+			}
+			remove(t, dir, "b.txt") // staged: the index's own tree, never committed
+			if _, err := r.Status(ctx); err != nil {
+				t.Fatal(err)
+			}
+			lost := r.treeOfIndex(ctx)
+			if lost == "" {
+				t.Fatal("the index knows no tree of its own")
+			}
+			userGit(t, dir, "gc", "-q", "--prune=now")
+			if r.treeOfIndex(ctx) != "" {
+				t.Fatalf("treeOfIndex still gives %s after git pruned it", lost)
+			}
+			if change {
+				write(t, dir, "a.txt", "a changed\n")
+			}
+			s, err := r.Save(ctx, TaskPre(2), "")
+			if err != nil {
+				t.Fatalf("Save after git pruned the index's tree: %v", err)
+			}
+			if want := referenceTree(t, dir); s.Tree != want {
+				t.Errorf("tree %s, git add -A gives %s", s.Tree, want)
+			}
+			it, err := r.SaveIteration(ctx, 2, 0, Changes{})
+			if err != nil || it != s.Tree {
+				t.Errorf("SaveIteration = %s, %v; want %s", it, err, s.Tree)
+			}
+			if err := r.FlushIterations(); err != nil {
+				t.Fatal(err)
+			}
+			userGit(t, dir, "fsck", "--no-dangling", "--strict")
+		})
+	}
+}

@@ -18,9 +18,10 @@ import (
 )
 
 // A RefreshedIndex is a git index that git brought up to date with the
-// working tree (git status, then git update-index or git add -A) after
-// the Tracker's first walk called watching, as a snapshot of the tree
-// does: each entry at stage 0 stands for its file as git found it at some
+// working tree (git status, then git update-index or git add -A of what
+// it found changed, but for the paths Stale names) after the Tracker's
+// first walk called watching, as a snapshot of the tree does: each entry
+// at stage 0 not Stale stands for its file as git found it at some
 // moment since the walk started watching, and any change to the file
 // after that moment is one the kernel reports. Its paths are relative to
 // the Tracker's directory, the top of the repository.
