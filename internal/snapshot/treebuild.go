@@ -673,8 +673,8 @@ func (r *Repo) plainConfig(ctx context.Context) error {
 		}
 		r.config.read, r.config.plain, r.config.shared = true, true, false
 		for rec := range strings.SplitSeq(string(out), "\x00") {
-			key, value, set := strings.Cut(rec, "\n")
-			b, ok := gitBool(value, set)
+			key, value, hasValue := strings.Cut(rec, "\n")
+			b, ok := gitBool(value, hasValue)
 			switch key {
 			case "core.filemode", "core.symlinks":
 				r.config.plain = r.config.plain && ok && b
@@ -694,11 +694,11 @@ func (r *Repo) plainConfig(ctx context.Context) error {
 }
 
 // gitBool reads a configuration value as git reads a boolean: a key
-// with no value (set false) is true, then git's words for true and
+// with no value (hasValue false) is true, then git's words for true and
 // false; ok is false for anything else (git also reads numbers), which
 // the caller takes as the configuration buildTree does not follow.
-func gitBool(value string, set bool) (b, ok bool) {
-	if !set {
+func gitBool(value string, hasValue bool) (b, ok bool) {
+	if !hasValue {
 		return true, true
 	}
 	switch strings.ToLower(value) {
