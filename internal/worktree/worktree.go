@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/git"
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -105,6 +106,9 @@ func Ensure(ctx context.Context, repo, dir string, o Options) (Result, error) {
 	}
 	defer l.unlock()
 	if err := clearHalfMade(l.common, dir); err != nil {
+		return Result{}, fmt.Errorf("worktree %s: %w", dir, err)
+	}
+	if err := clearBranchLock(ctx, l.common, o.Branch); err != nil {
 		return Result{}, fmt.Errorf("worktree %s: %w", dir, err)
 	}
 	res, err := ensure(ctx, repo, dir, o)
@@ -501,6 +505,44 @@ func clearHalfMade(common, dir string) error {
 		}
 	}
 	return nil
+}
+
+// branchLockAge is how old the lock on the branch of a worktree ralph
+// makes must be before it counts as left by a git that died: git holds a
+// ref's lock for the milliseconds it takes to write the ref.
+const branchLockAge = time.Second
+
+// clearBranchLock removes the lock on branch, one of ralph's (under
+// ralph/), that a git killed as it wrote the branch left: `git worktree
+// add -b` makes the branch with a `git branch` of its own, and a kill of
+// ralph's process group ends that too; every later add then fails on the
+// lock ("remove the file manually to continue"). A lock younger than
+// branchLockAge is waited for: a git that still runs removes its own
+// before then. The caller holds the worktree lock, so no ralph makes the
+// branch meanwhile.
+func clearBranchLock(ctx context.Context, common, branch string) error {
+	if !strings.HasPrefix(branch, "ralph/") || strings.Contains(branch, "..") {
+		return nil
+	}
+	lock := filepath.Join(common, "refs", "heads", filepath.FromSlash(branch)+".lock")
+	for {
+		fi, err := os.Lstat(lock)
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil // none, or not git's
+		}
+		age := time.Since(fi.ModTime())
+		if age >= branchLockAge {
+			if err := os.Remove(lock); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
+		select {
+		case <-time.After(branchLockAge - age):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // fill is how much of one of a record's files git wrote.

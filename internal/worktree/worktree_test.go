@@ -676,3 +676,63 @@ func TestEnsureLeavesOtherRecords(t *testing.T) {
 		t.Errorf("registered worktrees = %v, want task-11 and task-1", reg)
 	}
 }
+
+// A git killed as it made the worktree's branch (git worktree add -b
+// runs a git branch of its own, which a kill of ralph's group ends too)
+// leaves the branch's lock: Ensure removes it once it is older than a
+// git holds one, waiting for a young one, and leaves a lock a live git
+// removes meanwhile, and any lock on a branch not ralph's, alone.
+func TestEnsureClearsABranchLockAKilledGitLeft(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		branch string
+		age    time.Duration
+		gone   bool // the git that holds it removes it while Ensure waits
+		made   bool
+	}{
+		{"an old lock", "ralph/task/1", time.Hour, false, true},
+		{"a young lock, waited for", "ralph/task/1", 600 * time.Millisecond, false, true},
+		{"a lock its git removes", "ralph/task/1", 0, true, true},
+		{"not ralph's branch", "feature", time.Hour, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, start := newRepo(t)
+			lock := filepath.Join(repo, ".git", "refs", "heads", filepath.FromSlash(tc.branch)+".lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now().Add(-tc.age)
+			if err := os.Chtimes(lock, at, at); err != nil {
+				t.Fatal(err)
+			}
+			if tc.gone {
+				go func() {
+					time.Sleep(200 * time.Millisecond)
+					os.Remove(lock)
+				}()
+			}
+			dir := filepath.Join(repo, ".ralph", "worktrees", "task-1")
+			began := time.Now()
+			_, err := Ensure(ctx, repo, dir, Options{Branch: tc.branch, Start: start})
+			if tc.made != (err == nil) {
+				t.Fatalf("Ensure = %v, want it to make the worktree %v", err, tc.made)
+			}
+			if !tc.made {
+				if _, serr := os.Stat(lock); serr != nil {
+					t.Errorf("the lock on %s, not ralph's, was removed", tc.branch)
+				}
+				return
+			}
+			if waited := time.Since(began); tc.age > 0 && tc.age < branchLockAge && waited < branchLockAge-tc.age-50*time.Millisecond {
+				t.Errorf("Ensure waited %s for a lock %s old", waited, tc.age)
+			}
+			if got := strings.TrimSpace(run(t, repo, "rev-parse", "refs/heads/"+tc.branch)); got != start {
+				t.Errorf("branch %s at %s, want %s", tc.branch, got, start)
+			}
+		})
+	}
+}
