@@ -290,7 +290,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 		return "", err
 	}
 	if dir == "" {
-		_, err := git.Run(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
+		_, err := git.RunUnlocking(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
 		return "", err
 	}
 	cur, err := revParse(ctx, dir, "HEAD")
@@ -301,7 +301,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 		return errMoved, nil // someone committed meanwhile: rebase again
 	}
 	for retried := false; ; retried = true {
-		_, err = git.Run(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
+		_, err = git.RunUnlocking(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
 		if err == nil {
 			return "", nil
 		}
@@ -317,7 +317,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 			// A landing killed inside its merge wrote these files and
 			// not HEAD: they are the commit's own, not the user's.
 			// Staged as they are, the merge takes them as its own.
-			if _, err := git.Run(ctx, dir, append([]string{"add", "--"}, files...)...); err != nil {
+			if _, err := git.RunUnlocking(ctx, dir, append([]string{"add", "--"}, files...)...); err != nil {
 				return "", err
 			}
 			continue

@@ -600,13 +600,14 @@ func Target(ctx context.Context, root string) (string, error) {
 // when there is one, except ralph's own .ralph/ files: they are no part of
 // a task's work even where the repository tracks them, and committed they
 // would land on the bookkeeping ralph keeps in the main tree.
+// A lock a git killed with its ralph left is removed (git.RunUnlocking).
 func CommitWork(ctx context.Context, dir, message string) error {
-	if _, err := git.Run(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
+	if _, err := git.RunUnlocking(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
 		return err
 	}
 	if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
 		return nil
 	}
-	_, err := git.Run(ctx, dir, "commit", "-q", "-m", message)
+	_, err := git.RunUnlocking(ctx, dir, "commit", "-q", "-m", message)
 	return err
 }
