@@ -2,5 +2,5 @@
 
 package git
 
-// gitRunsIn cannot tell here: known is false.
+// gitRunsIn cannot tell here: known is false, and no lock is removed.
 func gitRunsIn(dirs []string) (running, known bool) { return false, false }

@@ -14,16 +14,13 @@ import (
 // git then removes its locks) leaves its lock files, and every later git
 // that needs one stops: "remove the file manually to continue". Git's
 // own advice is to remove it once no git process runs in the repository;
-// RemoveStaleLock does that for the lock a failed call names.
+// RemoveStaleLock does that, where the system lets ralph see every
+// process (Linux, in the first process namespace's view), for a lock
+// its caller knows a git of its own may have left.
 
-// lockHoldAge is how old a lock must be before it can count as left by a
-// git that died: git holds a lock for the moment of one write, and a
-// lock younger than this is waited for.
+// lockHoldAge is how long a lock must have stood before it can count as
+// left by a git that died: git holds a lock for the moment of one write.
 const lockHoldAge = time.Second
-
-// unprovenLockAge is how old a lock must be where no process list says
-// whether a git runs in the repository (systems without /proc).
-const unprovenLockAge = 2 * time.Minute
 
 // LockedPath returns the lock file a failed git call could not create
 // because it exists, "" for any other error.
@@ -44,88 +41,121 @@ func LockedPath(err error) string {
 }
 
 // RemoveStaleLock removes the lock file that err (a failed git call)
-// says exists, when it is a git repository's (under a .git directory,
-// or a worktree's record there) and no git process runs in that
-// repository, after waiting until the lock is older than git holds one;
-// it reports whether it did, so that the caller runs the call again. A
-// git that runs there, a user's `git commit` waiting for its editor
-// included, keeps its lock. Where the system lists no processes, only a
-// lock older than unprovenLockAge counts as stale.
-func RemoveStaleLock(ctx context.Context, err error) bool {
+// says exists, as RemoveStaleLockFile does, and reports whether it did,
+// so that the caller runs the call again.
+func RemoveStaleLock(ctx context.Context, err error, since time.Time) bool {
 	lock := LockedPath(err)
-	if lock == "" {
-		return false
-	}
-	dirs := repoDirs(lock)
-	if dirs == nil {
-		return false
-	}
-	for {
-		fi, err := os.Lstat(lock)
-		if err != nil {
-			return errors.Is(err, os.ErrNotExist) // gone already: run it again
-		}
-		if !fi.Mode().IsRegular() {
-			return false
-		}
-		age := time.Since(fi.ModTime())
-		if age < lockHoldAge {
-			select {
-			case <-time.After(lockHoldAge - age):
-				continue
-			case <-ctx.Done():
-				return false
-			}
-		}
-		running, known := gitRunsIn(dirs)
-		if running || (!known && age < unprovenLockAge) {
-			return false
-		}
-		return os.Remove(lock) == nil
-	}
+	return lock != "" && RemoveStaleLockFile(ctx, lock, since)
 }
 
-// repoDirs returns the directories a git that holds lock would work in:
-// the working tree above the .git directory the lock is in (with that
-// directory), and, for a lock in a linked worktree's record, that
-// worktree; nil when the lock is not in a .git directory.
-func repoDirs(lock string) []string {
-	dir := filepath.Dir(lock)
-	i := strings.LastIndex(dir+string(filepath.Separator), string(filepath.Separator)+".git"+string(filepath.Separator))
+// RemoveStaleLockFile removes lock, a git repository's lock file (under
+// a .git directory, or a worktree's record there), when it was made at
+// since or after (a moment before the caller's own git that may have
+// left it started; any time when zero), it has stood at least
+// lockHoldAge (a younger one is waited for), and no git process runs in
+// that repository: a git that runs there, a user's `git commit` waiting
+// for its editor included, keeps its lock. Where ralph cannot see every
+// process (not Linux, another process namespace) it removes nothing. It
+// reports whether the lock is gone.
+func RemoveStaleLockFile(ctx context.Context, lock string, since time.Time) bool {
+	dirs, ok := repoDirs(lock)
+	if !ok {
+		return false
+	}
+	first, err := os.Lstat(lock)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) // gone already: run it again
+	}
+	if !first.Mode().IsRegular() || (!since.IsZero() && first.ModTime().Before(since.Add(-time.Second))) {
+		return false
+	}
+	// Stood long enough by its time, or watched that long unchanged (a
+	// time in the future, from a clock stepped back, cannot make it wait
+	// for ever).
+	watched := time.Now()
+	for time.Since(first.ModTime()) < lockHoldAge && time.Since(watched) < lockHoldAge {
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if running, known := gitRunsIn(dirs); running || !known {
+		return false
+	}
+	// The same file still: not one a git made after the one it was went.
+	now, err := os.Lstat(lock)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	if !os.SameFile(first, now) || !now.ModTime().Equal(first.ModTime()) || now.Size() != first.Size() {
+		return false
+	}
+	return os.Remove(lock) == nil
+}
+
+// CanTellRunningGits reports whether RemoveStaleLockFile can tell, here,
+// that no git runs in a repository: only then does it remove a lock.
+func CanTellRunningGits() bool {
+	_, known := gitRunsIn(nil)
+	return known
+}
+
+// RunUnlocking is Run for a call that a lock a git killed with an
+// earlier ralph left must not stop: when git stops on a lock that
+// RemoveStaleLock removes (made at since or after), the call runs once
+// more.
+func RunUnlocking(ctx context.Context, dir string, since time.Time, args ...string) (string, error) {
+	out, err := Run(ctx, dir, args...)
+	if err != nil && RemoveStaleLock(ctx, err, since) {
+		out, err = Run(ctx, dir, args...)
+	}
+	return out, err
+}
+
+// repoDirs returns the directories, with symbolic links resolved, a git
+// that holds lock would work in: the working tree above the .git
+// directory the lock is in (with that directory), and, for a lock in a
+// linked worktree's record, that worktree. ok is false when the lock is
+// not in a .git directory or a worktree cannot be told.
+func repoDirs(lock string) ([]string, bool) {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(lock))
+	if err != nil {
+		return nil, false
+	}
+	sep := string(filepath.Separator)
+	i := strings.LastIndex(dir+sep, sep+".git"+sep)
 	if i < 0 {
-		return nil
+		return nil, false
 	}
 	top := dir[:i]
 	if top == "" {
-		top = string(filepath.Separator)
+		top = sep
 	}
 	dirs := []string{top}
 	// .git/worktrees/<name>/…: the worktree the record is for.
-	rest := strings.TrimPrefix(dir[i:], string(filepath.Separator)+".git")
-	if parts := strings.Split(strings.Trim(rest, string(filepath.Separator)), string(filepath.Separator)); len(parts) >= 2 && parts[0] == "worktrees" {
+	rest := strings.Trim(strings.TrimPrefix(dir[i:], sep+".git"), sep)
+	if parts := strings.Split(rest, sep); len(parts) >= 2 && parts[0] == "worktrees" {
 		record := filepath.Join(top, ".git", "worktrees", parts[1])
-		if b, err := os.ReadFile(filepath.Join(record, "gitdir")); err == nil {
-			if wt := filepath.Dir(strings.TrimSpace(string(b))); filepath.IsAbs(wt) {
-				dirs = append(dirs, wt)
-			}
+		b, err := os.ReadFile(filepath.Join(record, "gitdir"))
+		if err != nil {
+			return nil, false
 		}
+		gitFile := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(gitFile) {
+			gitFile = filepath.Join(record, gitFile)
+		}
+		wt, err := filepath.EvalSymlinks(filepath.Dir(gitFile))
+		if err != nil {
+			return nil, false
+		}
+		dirs = append(dirs, wt)
 	}
-	return dirs
+	return dirs, true
 }
 
 // within reports whether path is dir or below it.
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// RunUnlocking is Run for a call that a lock a killed git left must not
-// stop: when git stops on one that RemoveStaleLock removes, the call runs
-// once more.
-func RunUnlocking(ctx context.Context, dir string, args ...string) (string, error) {
-	out, err := Run(ctx, dir, args...)
-	if err != nil && RemoveStaleLock(ctx, err) {
-		out, err = Run(ctx, dir, args...)
-	}
-	return out, err
 }

@@ -100,6 +100,8 @@ type Options struct {
 type Queue struct {
 	opt Options
 	log *slog.Logger
+	// mark is the landing mark's path (gitMarked), once known.
+	mark string
 
 	mu      sync.Mutex
 	waiting []chan struct{} // tickets after the running one
@@ -290,7 +292,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 		return "", err
 	}
 	if dir == "" {
-		_, err := git.RunUnlocking(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
+		_, err := q.gitMarked(ctx, q.opt.Repo, "update-ref", "-m", "ralph: land", "refs/heads/"+q.opt.Target, commit, tip)
 		return "", err
 	}
 	cur, err := revParse(ctx, dir, "HEAD")
@@ -301,7 +303,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 		return errMoved, nil // someone committed meanwhile: rebase again
 	}
 	for retried := false; ; retried = true {
-		_, err = git.RunUnlocking(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
+		_, err = q.gitMarked(ctx, dir, "merge", "--ff-only", "--no-edit", "-q", commit)
 		if err == nil {
 			return "", nil
 		}
@@ -317,7 +319,7 @@ func (q *Queue) fastForward(ctx context.Context, tip, commit string) (blocked st
 			// A landing killed inside its merge wrote these files and
 			// not HEAD: they are the commit's own, not the user's.
 			// Staged as they are, the merge takes them as its own.
-			if _, err := git.RunUnlocking(ctx, dir, append([]string{"add", "--"}, files...)...); err != nil {
+			if _, err := q.gitMarked(ctx, dir, append([]string{"add", "--"}, files...)...); err != nil {
 				return "", err
 			}
 			continue
@@ -400,4 +402,38 @@ func firstLine(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// gitMarked runs a git of the landing's that writes the user's
+// repository (the merge that moves the target and its files, the
+// update-ref, the add before a merge again) under the landing mark: a
+// file in the repository's git directory written before the git starts
+// and removed once it returns. A mark found there says a landing's git
+// was running when its ralph died; if this git then stops on a lock file
+// made since that mark (the dead git's, left when a kill of ralph's
+// process group ended it), the lock is removed as git.RemoveStaleLock
+// removes one, once no git runs in the repository, and the git runs
+// again. Without a mark, no lock in the user's repository is touched.
+func (q *Queue) gitMarked(ctx context.Context, dir string, args ...string) (string, error) {
+	if q.mark == "" {
+		common, err := git.Line(ctx, q.opt.Repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		if err != nil {
+			return "", err
+		}
+		q.mark = filepath.Join(common, "ralph", "landing")
+	}
+	died, markErr := os.Stat(q.mark)
+	if err := os.MkdirAll(filepath.Dir(q.mark), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(q.mark, nil, 0o644); err != nil {
+		return "", err
+	}
+	defer os.Remove(q.mark)
+	out, err := git.Run(ctx, dir, args...)
+	if err != nil && markErr == nil && git.RemoveStaleLock(ctx, err, died.ModTime()) {
+		q.log.Warn("removed a lock file a landing's git left when its ralph died", "lock", git.LockedPath(err))
+		out, err = git.Run(ctx, dir, args...)
+	}
+	return out, err
 }

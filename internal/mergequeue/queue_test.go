@@ -2,6 +2,7 @@ package mergequeue
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,5 +335,51 @@ func TestLandAfterAKilledMerge(t *testing.T) {
 	}
 	if read(t, filepath.Join(dir, "a.txt")) != "user's\n" {
 		t.Error("the user's edit was overwritten")
+	}
+}
+
+// A landing whose ralph was killed with its process group inside the
+// merge left the user's index.lock: the landing mark it wrote says so,
+// and the next landing removes the lock (no git runs there) and lands.
+// Without a mark, a lock in the user's repository is never touched.
+func TestLandAfterAMergeKilledHoldingTheIndexLock(t *testing.T) {
+	for _, marked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("marked %v", marked), func(t *testing.T) {
+			dir := repo(t)
+			a := branch(t, dir, "ralph/spec/a", map[string]string{"a.txt": "A\n"})
+			started := time.Now().Add(-time.Minute)
+			if marked {
+				mark := filepath.Join(dir, ".git", "ralph", "landing")
+				os.MkdirAll(filepath.Dir(mark), 0o755)
+				os.WriteFile(mark, nil, 0o644)
+				os.Chtimes(mark, started, started)
+			}
+			lock := filepath.Join(dir, ".git", "index.lock")
+			os.WriteFile(lock, nil, 0o644)
+			held := started.Add(time.Second) // the killed merge's
+			os.Chtimes(lock, held, held)
+			q := New(Options{Repo: dir, Target: "main", Wait: 10 * time.Millisecond})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := q.Land(ctx, a)
+			if !marked || !git.CanTellRunningGits() {
+				if err == nil || !strings.Contains(err.Error(), "index.lock") {
+					t.Fatalf("without a landing mark: %+v %v, want the lock's error", res, err)
+				}
+				if _, serr := os.Stat(lock); serr != nil {
+					t.Error("the user's index.lock was removed without a landing mark")
+				}
+				return
+			}
+			if err != nil || res.Outcome != Landed {
+				t.Fatalf("after a merge killed holding the index lock: %+v %v", res, err)
+			}
+			if got := subjects(t, dir); got != "ralph/spec/a\ninit" {
+				t.Errorf("history:\n%s", got)
+			}
+			if _, serr := os.Stat(filepath.Join(dir, ".git", "ralph", "landing")); serr == nil {
+				t.Error("the landing mark is still there after the landing")
+			}
+		})
 	}
 }

@@ -188,6 +188,7 @@ func TestWholeReadOfAnIndexTreeGitLost(t *testing.T) {
 			dir := newRepo(t)
 			write(t, dir, "a.txt", "a\n")
 			write(t, dir, "b.txt", "b\n")
+			write(t, dir, "c.txt", "c\n") // unchanged throughout: only the base holds it
 			userGit(t, dir, "add", "-A")
 			userGit(t, dir, "commit", "-q", "-m", "start")
 			r := open(t, dir)

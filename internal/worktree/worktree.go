@@ -507,42 +507,24 @@ func clearHalfMade(common, dir string) error {
 	return nil
 }
 
-// branchLockAge is how old the lock on the branch of a worktree ralph
-// makes must be before it counts as left by a git that died: git holds a
-// ref's lock for the milliseconds it takes to write the ref.
-const branchLockAge = time.Second
-
 // clearBranchLock removes the lock on branch, one of ralph's (under
 // ralph/), that a git killed as it wrote the branch left: `git worktree
 // add -b` makes the branch with a `git branch` of its own, and a kill of
 // ralph's process group ends that too; every later add then fails on the
-// lock ("remove the file manually to continue"). A lock younger than
-// branchLockAge is waited for: a git that still runs removes its own
-// before then. The caller holds the worktree lock, so no ralph makes the
-// branch meanwhile.
+// lock ("remove the file manually to continue"). It is removed as
+// git.RemoveStaleLockFile removes a lock: once it has stood longer than
+// a git holds one and no git runs in the repository. The caller holds
+// the worktree lock, so no ralph makes the branch meanwhile.
 func clearBranchLock(ctx context.Context, common, branch string) error {
 	if !strings.HasPrefix(branch, "ralph/") || strings.Contains(branch, "..") {
 		return nil
 	}
 	lock := filepath.Join(common, "refs", "heads", filepath.FromSlash(branch)+".lock")
-	for {
-		fi, err := os.Lstat(lock)
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil // none, or not git's
-		}
-		age := time.Since(fi.ModTime())
-		if age >= branchLockAge {
-			if err := os.Remove(lock); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-			return nil
-		}
-		select {
-		case <-time.After(branchLockAge - age):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if _, err := os.Lstat(lock); err != nil {
+		return nil
 	}
+	git.RemoveStaleLockFile(ctx, lock, time.Time{})
+	return ctx.Err()
 }
 
 // fill is how much of one of a record's files git wrote.
@@ -602,12 +584,12 @@ func Target(ctx context.Context, root string) (string, error) {
 // would land on the bookkeeping ralph keeps in the main tree.
 // A lock a git killed with its ralph left is removed (git.RunUnlocking).
 func CommitWork(ctx context.Context, dir, message string) error {
-	if _, err := git.RunUnlocking(ctx, dir, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
+	if _, err := git.RunUnlocking(ctx, dir, time.Time{}, "add", "-A", "--", ".", ":(exclude)"+workspace.Dir); err != nil {
 		return err
 	}
 	if _, err := git.Run(ctx, dir, "diff", "--cached", "--quiet"); err == nil {
 		return nil
 	}
-	_, err := git.RunUnlocking(ctx, dir, "commit", "-q", "-m", message)
+	_, err := git.RunUnlocking(ctx, dir, time.Time{}, "commit", "-q", "-m", message)
 	return err
 }

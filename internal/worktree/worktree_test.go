@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/filelock"
+	"github.com/ralph-harness/ralph/internal/git"
 )
 
 func TestMain(m *testing.M) {
@@ -715,8 +716,10 @@ func TestEnsureClearsABranchLockAKilledGitLeft(t *testing.T) {
 					os.Remove(lock)
 				}()
 			}
+			if !git.CanTellRunningGits() && !tc.gone {
+				tc.made = false // a container's view: no lock is removed
+			}
 			dir := filepath.Join(repo, ".ralph", "worktrees", "task-1")
-			began := time.Now()
 			_, err := Ensure(ctx, repo, dir, Options{Branch: tc.branch, Start: start})
 			if tc.made != (err == nil) {
 				t.Fatalf("Ensure = %v, want it to make the worktree %v", err, tc.made)
@@ -726,9 +729,6 @@ func TestEnsureClearsABranchLockAKilledGitLeft(t *testing.T) {
 					t.Errorf("the lock on %s, not ralph's, was removed", tc.branch)
 				}
 				return
-			}
-			if waited := time.Since(began); tc.age > 0 && tc.age < branchLockAge && waited < branchLockAge-tc.age-50*time.Millisecond {
-				t.Errorf("Ensure waited %s for a lock %s old", waited, tc.age)
 			}
 			if got := strings.TrimSpace(run(t, repo, "rev-parse", "refs/heads/"+tc.branch)); got != start {
 				t.Errorf("branch %s at %s, want %s", tc.branch, got, start)
