@@ -431,7 +431,9 @@ func (q *Queue) gitMarked(ctx context.Context, dir string, args ...string) (stri
 	}
 	defer os.Remove(q.mark)
 	out, err := git.Run(ctx, dir, args...)
-	if err != nil && markErr == nil && git.RemoveStaleLock(ctx, err, died.ModTime()) {
+	// A git killed inside a merge may leave two locks: the index's and a
+	// ref's.
+	for tries := 0; err != nil && markErr == nil && tries < 3 && git.RemoveStaleLock(ctx, err, died.ModTime()); tries++ {
 		q.log.Warn("removed a lock file a landing's git left when its ralph died", "lock", git.LockedPath(err))
 		out, err = git.Run(ctx, dir, args...)
 	}

@@ -619,7 +619,7 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if simple && len(files) <= maxUnstaged && r.smallFiles(files) && !(r.config.read && !r.config.plain) {
-		if base := r.treeOfIndex(ctx); base != "" {
+		if base := r.treeOfIndex(ctx, len(files) == 0); base != "" {
 			tree, err := r.buildTree(ctx, base, files)
 			if err == nil {
 				r.indexTree, r.lastTree = base, tree
@@ -664,16 +664,20 @@ func (r *Repo) stagedTree(ctx context.Context) (string, error) {
 
 // treeOfIndex returns the tree the private index was last written as,
 // when git kept that (its cache tree), the index is split, so that
-// reading it reads only the small part, and the repository has the tree:
-// as git write-tree does, a tree git lost is not taken (nothing reaches
-// the tree of an index ralph never committed, and git gc prunes it).
-// Else "".
-func (r *Repo) treeOfIndex(ctx context.Context) string {
+// reading it reads only the small part, and, when check is set, the
+// repository has the tree: as git write-tree does, a tree git lost is
+// not taken (nothing reaches the tree of an index ralph never committed,
+// and git gc prunes it). Unchecked, buildTree finds out as it reads the
+// tree. Else "".
+func (r *Repo) treeOfIndex(ctx context.Context, check bool) string {
 	f, err := gitindex.Read(r.index)
 	if err != nil || !f.Split || !f.TreeKnown {
 		return ""
 	}
 	id := hex.EncodeToString(f.Tree[:])
+	if !check {
+		return id
+	}
 	// A loose object is there to see; one in a pack, git is asked about.
 	if _, err := os.Stat(filepath.Join(r.common, "objects", id[:2], id[2:])); err == nil {
 		return id

@@ -199,12 +199,12 @@ func TestWholeReadOfAnIndexTreeGitLost(t *testing.T) {
 			if _, err := r.Status(ctx); err != nil {
 				t.Fatal(err)
 			}
-			lost := r.treeOfIndex(ctx)
+			lost := r.treeOfIndex(ctx, true)
 			if lost == "" {
 				t.Fatal("the index knows no tree of its own")
 			}
 			userGit(t, dir, "gc", "-q", "--prune=now")
-			if r.treeOfIndex(ctx) != "" {
+			if r.treeOfIndex(ctx, true) != "" {
 				t.Fatalf("treeOfIndex still gives %s after git pruned it", lost)
 			}
 			if change {
