@@ -25,6 +25,14 @@ func gitRunsIn(dirs []string) (running, known bool) {
 		return false, false
 	}
 	self := strconv.Itoa(os.Getpid())
+	var tops []os.FileInfo
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return true, true // a place that cannot be told: keep the lock
+		}
+		tops = append(tops, fi)
+	}
 	for _, e := range entries {
 		pid := e.Name()
 		if pid == "" || pid[0] < '0' || pid[0] > '9' {
@@ -40,20 +48,44 @@ func gitRunsIn(dirs []string) (running, known bool) {
 		if !git || parent(pid) == self {
 			continue // this ralph's own (a long-running hash-object) hold no lock it waits on
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+		in, err := cwdWithin(pid, tops)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue
+			continue // it ended meanwhile
 		}
-		if err != nil {
+		if err != nil || in {
 			return true, true
-		}
-		for _, d := range dirs {
-			if within(cwd, d) {
-				return true, true
-			}
 		}
 	}
 	return false, true
+}
+
+// cwdWithin reports whether process pid's working directory is one of
+// tops or below one, by the directories' identity (device and inode),
+// walking up from the directory itself: a path would miss a repository
+// reached through a bind mount or another mount namespace.
+func cwdWithin(pid string, tops []os.FileInfo) (bool, error) {
+	p := filepath.Join("/proc", pid, "cwd")
+	prev, err := os.Stat(p)
+	if err != nil {
+		return false, err
+	}
+	for range 256 {
+		for _, t := range tops {
+			if os.SameFile(prev, t) {
+				return true, nil
+			}
+		}
+		p += "/.."
+		up, err := os.Stat(p)
+		if err != nil {
+			return false, err
+		}
+		if os.SameFile(up, prev) {
+			return false, nil // the root
+		}
+		prev = up
+	}
+	return false, nil
 }
 
 // isGit reports whether process pid runs git: by its name, or by the
@@ -76,21 +108,23 @@ func isGit(pid string) (bool, error) {
 	return base == "git" || strings.HasPrefix(base, "git-") || strings.Contains(exe, "/git-core/"), nil
 }
 
+// The inode numbers the kernel gives its first pid and user namespaces
+// (PROC_PID_INIT_INO, PROC_USER_INIT_INO).
+const (
+	initPidNS  = "pid:[4026531836]"
+	initUserNS = "user:[4026531837]"
+)
+
 // seesEveryProcess reports whether this process sees every process of
-// the machine in /proc: it is in the first process namespace (its status
-// lists one pid, its own there), and /proc does not hide other users'
-// processes (hidepid) from it.
+// the machine in /proc: it is in the first pid namespace (a container,
+// which mounts a /proc of its own, is not), and /proc does not hide
+// other users' processes (hidepid) from it; root in the first user
+// namespace sees them whatever hidepid says.
 func seesEveryProcess() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err != nil || ns != initPidNS {
 		return false
 	}
-	for line := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok && len(strings.Fields(rest)) != 1 {
-			return false
-		}
-	}
-	if os.Geteuid() == 0 {
+	if ns, err := os.Readlink("/proc/self/ns/user"); err == nil && ns == initUserNS && os.Geteuid() == 0 {
 		return true
 	}
 	m, err := os.ReadFile("/proc/self/mountinfo")
@@ -98,7 +132,7 @@ func seesEveryProcess() bool {
 		return false
 	}
 	for line := range strings.Lines(string(m)) {
-		if f := strings.Fields(line); len(f) > 4 && f[4] == "/proc" && strings.Contains(line, "hidepid=") && !strings.Contains(line, "hidepid=0") && !strings.Contains(line, "hidepid=off") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == "/proc" && strings.Contains(line, "hidepid=") {
 			return false
 		}
 	}

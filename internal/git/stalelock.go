@@ -22,6 +22,10 @@ import (
 // left by a git that died: git holds a lock for the moment of one write.
 const lockHoldAge = time.Second
 
+// lockQuietWait is how long RemoveStaleLockFile waits for a moment when
+// no git runs in the repository.
+const lockQuietWait = 3 * time.Second
+
 // LockedPath returns the lock file a failed git call could not create
 // because it exists, "" for any other error.
 func LockedPath(err error) string {
@@ -80,8 +84,24 @@ func RemoveStaleLockFile(ctx context.Context, lock string, since time.Time) bool
 			return false
 		}
 	}
-	if running, known := gitRunsIn(dirs); running || !known {
-		return false
+	// A git that runs for a moment (an editor's git status) passes; one
+	// that holds the lock goes on running.
+	for polled := time.Now(); ; {
+		running, known := gitRunsIn(dirs)
+		if !known {
+			return false
+		}
+		if !running {
+			break
+		}
+		if time.Since(polled) >= lockQuietWait {
+			return false
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
 	}
 	// The same file still: not one a git made after the one it was went.
 	now, err := os.Lstat(lock)
@@ -152,10 +172,4 @@ func repoDirs(lock string) ([]string, bool) {
 		dirs = append(dirs, wt)
 	}
 	return dirs, true
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

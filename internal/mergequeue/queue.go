@@ -423,19 +423,24 @@ func (q *Queue) gitMarked(ctx context.Context, dir string, args ...string) (stri
 		q.mark = filepath.Join(common, "ralph", "landing")
 	}
 	died, markErr := os.Stat(q.mark)
-	if err := os.MkdirAll(filepath.Dir(q.mark), 0o755); err != nil {
-		return "", err
+	// Without a mark the landing goes on: the mark only lets a later one
+	// recover.
+	if err := os.MkdirAll(filepath.Dir(q.mark), 0o755); err == nil {
+		err = os.WriteFile(q.mark, nil, 0o644)
 	}
-	if err := os.WriteFile(q.mark, nil, 0o644); err != nil {
-		return "", err
-	}
-	defer os.Remove(q.mark)
 	out, err := git.Run(ctx, dir, args...)
 	// A git killed inside a merge may leave two locks: the index's and a
 	// ref's.
 	for tries := 0; err != nil && markErr == nil && tries < 3 && git.RemoveStaleLock(ctx, err, died.ModTime()); tries++ {
 		q.log.Warn("removed a lock file a landing's git left when its ralph died", "lock", git.LockedPath(err))
 		out, err = git.Run(ctx, dir, args...)
+	}
+	if markErr == nil && git.LockedPath(err) != "" {
+		// Still stopped on a lock (a git ran there as it looked): the dead
+		// landing's mark stays for the next attempt.
+		_ = os.Chtimes(q.mark, died.ModTime(), died.ModTime())
+	} else {
+		_ = os.Remove(q.mark)
 	}
 	return out, err
 }
