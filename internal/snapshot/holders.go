@@ -134,3 +134,23 @@ func (h *indexHolders) removeRefLock(lock string) bool {
 	h.logger.Warn("removing the lock on a ralph ref left by a git that died", "lock", lock)
 	return os.Remove(lock) == nil
 }
+
+// removeSeedLock removes lock, the lock on the copy of the private index
+// seed makes (ralph's alone, in this worktree's git directory), when no
+// git of this worktree's ralphs runs (the holders' lock): a git killed
+// with its ralph as it seeded left it, and every later seed would stop
+// on it.
+func (h *indexHolders) removeSeedLock(lock string) {
+	if _, err := os.Lstat(lock); err != nil {
+		return
+	}
+	f, err := os.OpenFile(h.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if lockExclusiveNow(f) {
+		h.logger.Warn("removing the lock on the private index's seed left by a git that died", "lock", lock)
+		_ = os.Remove(lock)
+	}
+}

@@ -170,3 +170,36 @@ func TestRefLockKeptWhileItMayBeHeld(t *testing.T) {
 		t.Fatal("an old lock no git holds was kept")
 	}
 }
+
+// A git killed with its ralph as it seeded the private index left the
+// seed's lock: the next save removes it, no git of a ralph holding the
+// holders' lock, and seeds. One a running git of ralph's holds is kept.
+func TestSeedLockOfKilledGitRemoved(t *testing.T) {
+	ctx := context.Background()
+	dir, r, _, _ := savedRepo(t, "a.txt", "a\n")
+	userGit(t, dir, "add", "-A")
+	userGit(t, dir, "commit", "-q", "-m", "start") // the seed starts from a commit
+	seedLock := filepath.Join(dir, ".git", "ralph", "index.seed.lock")
+	// The private index gone (the seed makes it again), the lock there.
+	if err := os.Remove(filepath.Join(dir, ".git", "ralph", "index")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(seedLock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := r.holders.hold() // a git of a ralph still running
+	if _, err := r.Save(ctx, TaskPost(1), ""); err == nil {
+		t.Fatal("Save seeded over a lock a running git may hold")
+	}
+	if _, err := os.Stat(seedLock); err != nil {
+		t.Error("the seed's lock was removed while a git of ralph's held the holders' lock")
+	}
+	h.Close()
+	write(t, dir, "a.txt", "b\n")
+	if _, err := r.Save(ctx, TaskPost(1), ""); err != nil {
+		t.Fatalf("Save after a git was killed holding the seed's lock: %v", err)
+	}
+	if _, err := os.Stat(seedLock); err == nil {
+		t.Error("the seed's lock is still there")
+	}
+}

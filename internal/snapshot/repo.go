@@ -550,6 +550,7 @@ func (r *Repo) seed(ctx context.Context) error {
 	tmp := r.index + ".seed"
 	env := []string{"GIT_INDEX_FILE=" + tmp}
 	_ = os.Remove(tmp)
+	r.holders.removeSeedLock(tmp + ".lock")
 	if !r.copyUserIndex(tmp) {
 		if _, err := r.git(ctx, nil, env, "read-tree", head); err != nil {
 			return err
