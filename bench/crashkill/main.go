@@ -337,11 +337,13 @@ func countChecked(t *tally, m mode, dir string, n int, at time.Duration, group b
 }
 
 // wroteState reports whether the killed run wrote anything in .ralph/
-// but its lock.
+// but its lock and files not yet renamed into place.
 func wroteState(dir string) bool {
 	entries, _ := os.ReadDir(filepath.Join(dir, ".ralph"))
 	for _, e := range entries {
-		if e.Name() != "ralph.lock" {
+		// The lock, and a file written but not yet renamed into place
+		// (".request.json.tmp…"), are no state a resume could take up.
+		if n := e.Name(); n != "ralph.lock" && !(strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp")) {
 			return true
 		}
 	}
