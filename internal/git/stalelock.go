@@ -116,10 +116,7 @@ func RemoveStaleLockFile(ctx context.Context, lock string, since time.Time) bool
 
 // CanTellRunningGits reports whether RemoveStaleLockFile can tell, here,
 // that no git runs in a repository: only then does it remove a lock.
-func CanTellRunningGits() bool {
-	_, known := gitRunsIn(nil)
-	return known
-}
+func CanTellRunningGits() bool { return seesEveryProcess() }
 
 // RunUnlocking is Run for a call that a lock a git killed with an
 // earlier ralph left must not stop: when git stops on a lock that

@@ -34,26 +34,7 @@ func TestRunUnlockingRemovesALockAKilledGitLeft(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.running {
-				// Not ralph's: started by another process (a shell), its
-				// working directory the repository's, as a user's is.
-				cmd := exec.Command("sh", "-c", "git cat-file --batch; true")
-				cmd.Dir = repo
-				stdin, err := cmd.StdinPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() {
-					stdin.Close()
-					syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					cmd.Wait()
-				})
-				if CanTellRunningGits() {
-					waitForGit(t, repo)
-				}
+				userGit(t, repo)
 			}
 			lock := filepath.Join(repo, ".git", "index.lock")
 			if err := os.WriteFile(lock, nil, 0o644); err != nil {
@@ -79,6 +60,31 @@ func TestRunUnlockingRemovesALockAKilledGitLeft(t *testing.T) {
 				t.Errorf("LockedPath(%v) = %q, want %q", err, LockedPath(err), lock)
 			}
 		})
+	}
+}
+
+// userGit starts a git that runs in repo until the test ends, as a
+// user's does: not ralph's child (a shell starts it), its working
+// directory the repository; and waits until /proc shows it, where it can.
+func userGit(t *testing.T, repo string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "git cat-file --batch; true")
+	cmd.Dir = repo
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	if CanTellRunningGits() {
+		waitForGit(t, repo)
 	}
 }
 
@@ -155,24 +161,7 @@ func TestRemoveStaleLockFileSeesThroughALinkedPath(t *testing.T) {
 		t.Log("this machine hides processes from ralph: nothing is removed, as asserted below")
 	}
 	repo := newRepo(t)
-	cmd := exec.Command("sh", "-c", "git cat-file --batch; true")
-	cmd.Dir = repo
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	if CanTellRunningGits() {
-		waitForGit(t, repo)
-	}
+	userGit(t, repo)
 	alias := filepath.Join(t.TempDir(), "alias")
 	if err := os.Symlink(repo, alias); err != nil {
 		t.Fatal(err)
