@@ -600,18 +600,19 @@ const (
 )
 
 // currentTree reads the whole working tree and returns its tree id. git
-// status says which files differ from the private index. When those are
-// a few files (none gone, no new directory: changedPaths' simple) and
-// the index knows the tree it was last written as (its cache tree), the
-// tree is that one with those files brought up to date (buildTree) and
-// the index is left as it was: each git would otherwise read and write
-// the whole index (at 100,000 files, update-index and write-tree took 70
-// ms of a task's start). The files stay unstaged (Unstaged) until a read
-// finds more than maxUnstaged, or more than maxUnstagedBytes in them, or
+// status says which files differ from the private index. When those are a
+// few files (none gone, no new directory: changedPaths' simple) and the
+// index knows the tree it was last written as (its cache tree), the tree
+// is that one with those files brought up to date (buildTree) and the
+// index is left as it was: each git would otherwise read and write the
+// whole index (at 100,000 files, update-index and write-tree took 70 ms of
+// a task's start). The files stay unstaged (Unstaged) until a read finds
+// more than maxUnstaged, or more than maxUnstagedBytes in them, or
 // something only git add -A sorts out.
-// It ends buildTree's long-running gits first: what changed is not
-// known, and may be a .gitattributes, which a running hash-object would
-// not read again.
+//
+// It ends buildTree's long-running gits first: what changed is not known,
+// and may be a .gitattributes, which a running hash-object would not read
+// again.
 func (r *Repo) currentTree(ctx context.Context) (string, error) {
 	r.closeBatches()
 	r.indexTree, r.lastTree = "", ""
@@ -619,7 +620,8 @@ func (r *Repo) currentTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if simple && len(files) <= maxUnstaged && r.smallFiles(files) && !(r.config.read && !r.config.plain) {
+	notPlain := r.config.read && !r.config.plain // buildTree would refuse: asked already
+	if simple && len(files) <= maxUnstaged && r.smallFiles(files) && !notPlain {
 		if base := r.treeOfIndex(ctx, len(files) == 0); base != "" {
 			tree, err := r.buildTree(ctx, base, files)
 			if err == nil {
