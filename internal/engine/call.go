@@ -90,7 +90,7 @@ func (s *iterationSink) Event(ev agent.Event) {
 	case agent.KindError:
 		s.turn.errors = append(s.turn.errors, ev.Text)
 	}
-	s.e.agentEvent(s.r, ev, len(s.turn.calls))
+	s.e.agentEvent(s.r, s.turn.phase, ev, len(s.turn.calls))
 }
 
 // End commits the run's events, then undoes the agent's writes to the

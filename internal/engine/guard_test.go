@@ -125,3 +125,40 @@ func TestResumeKeepsTheTasksGates(t *testing.T) {
 		t.Errorf("warnings:\n%s", w.String())
 	}
 }
+
+// agentPhases collects the phase each agent event was shown under.
+type agentPhases struct {
+	mu     sync.Mutex
+	phases []string
+}
+
+func (a *agentPhases) Report(p Progress) {
+	if p.Stage == StageAgent {
+		a.mu.Lock()
+		a.phases = append(a.phases, p.Phase)
+		a.mu.Unlock()
+	}
+}
+
+// An agent that writes phase.txt while it runs does not change the phase
+// its events are shown under: that is the phase its iteration started
+// in, the harness's, not the agent's forgery.
+func TestAgentEventsShowTheIterationsPhase(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		emit(agent.Event{Kind: agent.KindText, Text: "planning"})
+		_ = workspace.WriteFile(req.Dir+"/.ralph/phase.txt", []byte(workspace.PhaseBuild+"\n"))
+		emit(agent.Event{Kind: agent.KindToolCall, Tool: "Write", Input: json.RawMessage(`{"file_path":".ralph/phase.txt"}`)})
+		return agent.Result{Final: "still planning", ToolCalls: 1}, nil
+	})
+	var rep agentPhases
+	if _, err := New(ws, st, Options{Agent: ag, Limits: Limits{MaxIterations: 1}, Reporter: &rep}).Run(context.Background(), "add a dark mode toggle"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{workspace.PhasePlan, workspace.PhasePlan}; strings.Join(rep.phases, ",") != strings.Join(want, ",") {
+		t.Errorf("agent events shown under phases %v, want %v", rep.phases, want)
+	}
+	if got := ws.Phase(); got != workspace.PhasePlan {
+		t.Errorf("phase.txt after the run = %q, want the agent's write undone (%q)", got, workspace.PhasePlan)
+	}
+}

@@ -384,8 +384,11 @@ func (e *Engine) flushIterations() {
 	}
 }
 
-// agentEvent records and shows one agent event.
-func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
+// agentEvent records and shows one agent event of an iteration in phase:
+// the phase the iteration started in, not phase.txt, which the agent may
+// have written since (the harness puts it back when the agent ends), and
+// which is not read again for each event.
+func (e *Engine) agentEvent(r *run, phase string, ev agent.Event, toolCalls int) {
 	var data string
 	switch {
 	case len(ev.Input) > 0:
@@ -408,7 +411,7 @@ func (e *Engine) agentEvent(r *run, ev agent.Event, toolCalls int) {
 	// Queued: the store commits the events that arrive while it commits
 	// one in a single transaction (flushEvents).
 	e.st.QueueEvent(store.Event{TaskID: r.taskID, Iteration: r.iteration, Source: source, Kind: string(ev.Kind), Tool: ev.Tool, Text: text, Data: data})
-	e.report(r, Progress{Stage: StageAgent, Event: &ev, ToolCalls: toolCalls})
+	e.report(r, Progress{Stage: StageAgent, Phase: phase, Event: &ev, ToolCalls: toolCalls})
 	if ev.Kind == agent.KindToolCall {
 		pausepoint.At(pausepoint.AgentEvent)
 	}
