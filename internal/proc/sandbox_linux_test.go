@@ -248,3 +248,51 @@ func ruleset(t *testing.T, p sandbox.Policy) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// A policy's ruleset is made once and used again for the calls after
+// (sandbox keeps it), but not once a path of the policy leads to another
+// file: a workspace removed and made again, which a kept ruleset would
+// hold as the directory it was, is writable by the next confined program;
+// and the directory that was removed, moved back in sight, is not.
+func TestRunSandboxRulesetFollowsAWorkspaceMadeAgain(t *testing.T) {
+	if !sandbox.Probe().Available() {
+		t.Skip("no Landlock here")
+	}
+	supervisorPID(t)
+	root := t.TempDir()
+	ws, old := filepath.Join(root, "ws"), filepath.Join(root, "old")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Write: []string{ws}, Devices: []string{"/dev"}}
+	// write reports which of its directories the confined program could
+	// write.
+	write := func() []string {
+		t.Helper()
+		rs := ruleset(t, pol)
+		var out []string
+		res, err := Run(context.Background(), Spec{
+			Argv:   []string{"sh", "-c", `for d in "$@"; do echo x 2>/dev/null > "$d/f" && echo "$d"; done; true`, "sh", ws, old},
+			Dir:    root,
+			OnLine: func(l string) { out = append(out, l) }, Ruleset: rs,
+		})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("%v, exit %d, stderr %q", err, res.ExitCode, res.Stderr)
+		}
+		return out
+	}
+	for range 2 {
+		if got := write(); strings.Join(got, ",") != ws {
+			t.Fatalf("wrote %q, want only the workspace", got)
+		}
+	}
+	if err := os.Rename(ws, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := write(); strings.Join(got, ",") != ws {
+		t.Errorf("after the workspace was made again, wrote %q, want only the new workspace", got)
+	}
+}

@@ -24,14 +24,15 @@
 // Landlock filters ports, not hosts.
 //
 // Prepare makes a call's Confinement. Its Policy becomes a Landlock
-// ruleset (Ruleset, made with go-landlock in ralph), which travels as an
-// inherited file descriptor to the process that will run the agent
-// (proc's supervisor); that process enforces it on the thread that
-// starts the agent, right before it does, so the restriction holds for the agent and
-// everything it starts and never for ralph itself or the gates. Landlock
-// is Linux-only; elsewhere Probe says why the agent cannot be confined. A
-// sandbox-exec profile for macOS would be another Ruleset behind the same
-// Policy.
+// ruleset (Ruleset, made with go-landlock in ralph, and kept for the
+// calls after while every path it names is still the same file), which
+// travels as an inherited file descriptor to the process that will run
+// the agent (proc's supervisor); that process enforces it on the thread
+// that starts the agent, right before it does, so the restriction holds
+// for the agent and everything it starts and never for ralph itself or
+// the gates. Landlock is Linux-only; elsewhere Probe says why the agent
+// cannot be confined. A sandbox-exec profile for macOS would be another
+// Ruleset behind the same Policy.
 //
 // Denials reads what a tool reported for accesses the policy refused, so
 // the harness can record them.
@@ -154,8 +155,8 @@ type Policy struct {
 	Ports []uint16 `json:"ports,omitempty"`
 }
 
-// Ruleset makes the Landlock ruleset that confines a process to p, as an
-// open file: the process that starts the agent (proc's supervisor)
+// Ruleset returns the Landlock ruleset that confines a process to p, as
+// an open file of its own: the process that starts the agent (proc's supervisor)
 // enforces it on itself right before it executes the agent. The caller
 // closes it once that process has started.
 func (p Policy) Ruleset() (*os.File, error) {
