@@ -68,19 +68,13 @@ type iterationSink struct {
 	turn *agentTurn
 }
 
-// Begin starts the iteration again in the store when the call runs the
-// agent again after a rate-limit wait; the turn keeps only the last run's
-// tool calls and errors.
-func (s *iterationSink) Begin(ctx context.Context, a agentcall.Attempt) error {
+// Begin records the iteration's start, again when the call runs the agent
+// again after a rate-limit wait, with the seal of the harness's files as
+// the agent finds them (guard.go) in the same transaction; the turn keeps
+// only the last run's tool calls and errors.
+func (s *iterationSink) Begin(ctx context.Context, _ agentcall.Attempt) error {
 	s.turn.calls, s.turn.errors = nil, nil
-	if a.N > 1 {
-		if err := s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label()); err != nil {
-			return err
-		}
-	}
-	// The harness's files as the agent finds them (guard.go).
-	s.e.sealOwned(ctx, s.r)
-	return nil
+	return s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
 }
 
 func (s *iterationSink) Event(ev agent.Event) {

@@ -212,20 +212,19 @@ func (e *Engine) warnWeakenedGates(ctx context.Context) {
 }
 
 // sealOwned notes the harness-owned files as the agent finds them, just
-// before it runs, in memory and in the store (for a resume after a kill
-// while the agent ran).
-func (e *Engine) sealOwned(ctx context.Context, r *run) {
+// before it runs, in memory, and returns it as the store keeps it (for a
+// resume after a kill while the agent ran), for the iteration's start to
+// record; nothing when the files could not be read.
+func (e *Engine) sealOwned(r *run) []store.StateValue {
 	s, err := guard.TakeSeal(e.ws.Root)
 	if err != nil {
 		e.log.Error("seal the harness's files", "err", err)
-		return
+		return nil
 	}
 	r.seal = s
 	r.configHash = fileHash(filepath.Join(e.ws.Root, guard.ConfigFile))
 	b, _ := json.Marshal(sealRecord{Files: s, Config: r.configHash})
-	if err := e.st.SetState(ctx, sealKey(r.taskID), string(b)); err != nil {
-		e.log.Error("keep the seal of the harness's files", "err", err)
-	}
+	return []store.StateValue{{Key: sealKey(r.taskID), Value: string(b)}}
 }
 
 // sealRecord is a seal as the store keeps it.

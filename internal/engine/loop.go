@@ -276,10 +276,9 @@ func (e *Engine) iterate(ctx context.Context, r *run) (iterResult, error) {
 	return iterResult{calls: turn.calls, errors: turn.errors, signal: signal, turn: turn}, nil
 }
 
-// startIteration numbers the iteration in iteration.txt, runs the PLAN
-// phase check and records the iteration's start. A plan that just opened
-// BUILD may start with a Human or a Stop that ends the task (end): then
-// the iteration did not happen.
+// startIteration numbers the iteration in iteration.txt and runs the PLAN
+// phase check. A plan that just opened BUILD may start with a Human or a
+// Stop that ends the task (end): then the iteration did not happen.
 func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end Reason, detail string, err error) {
 	if err := e.ws.SetInt(workspace.Iteration, r.iteration); err != nil {
 		return "", "", "", err
@@ -292,11 +291,9 @@ func (e *Engine) startIteration(ctx context.Context, r *run) (phase string, end 
 		_ = e.ws.SetInt(workspace.Iteration, r.iteration)
 		return "", end, detail, nil
 	}
-	phase = e.ws.Phase()
-	if err := e.st.StartIteration(ctx, r.taskID, r.iteration, phase, r.step.label()); err != nil {
-		return "", "", "", err
-	}
-	return phase, "", "", nil
+	// The store records the start right before the agent runs, with the
+	// seal of the harness's files (iterationSink.Begin).
+	return e.ws.Phase(), "", "", nil
 }
 
 // iterationPrompt builds the iteration's system and user prompts.

@@ -27,19 +27,44 @@ type Iteration struct {
 	Tree string `json:"tree,omitempty"`
 }
 
-// StartIteration records the start of an iteration. Starting the same
-// number twice (a retry after a rate limit) resets its row.
-func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, phase, step string) error {
-	_, err := s.exec(ctx, `
-		INSERT INTO iterations (task_id, number, phase, step, started_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (task_id, number) DO UPDATE SET phase = excluded.phase, step = excluded.step,
-			started_at = excluded.started_at, ended_at = NULL, outcome = ''`,
-		taskID, number, phase, step, s.stamp())
+// StartIteration records the start of an iteration, and sets the state
+// keys of with in the same transaction (the harness's seal of its files,
+// which must be on record before the agent runs, and is then on record
+// with the iteration it belongs to). Starting the same number twice (a
+// retry after a rate limit) resets its row.
+func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, phase, step string, with ...StateValue) error {
+	start, err := s.stmt(ctx, startIteration)
+	if err != nil {
+		return fmt.Errorf("start iteration: %w", err)
+	}
+	if len(with) == 0 {
+		_, err = start.ExecContext(ctx, taskID, number, phase, step, s.stamp())
+	} else {
+		var set *sql.Stmt
+		if set, err = s.stmt(ctx, setState); err == nil {
+			err = s.tx(ctx, func(tx *sql.Tx) error {
+				if _, err := tx.StmtContext(ctx, start).ExecContext(ctx, taskID, number, phase, step, s.stamp()); err != nil {
+					return err
+				}
+				for _, kv := range with {
+					if _, err := tx.StmtContext(ctx, set).ExecContext(ctx, kv.Key, kv.Value, s.stamp()); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("start iteration: %w", err)
 	}
 	return nil
 }
+
+const startIteration = `
+	INSERT INTO iterations (task_id, number, phase, step, started_at) VALUES (?, ?, ?, ?, ?)
+	ON CONFLICT (task_id, number) DO UPDATE SET phase = excluded.phase, step = excluded.step,
+		started_at = excluded.started_at, ended_at = NULL, outcome = ''`
 
 // EndIteration records how an iteration ended and adds its usage to the
 // task's totals, in one transaction, once every event queued before it

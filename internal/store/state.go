@@ -15,15 +15,19 @@ const (
 
 // SetState writes a key.
 func (s *Store) SetState(ctx context.Context, key, value string) error {
-	_, err := s.exec(ctx, `
-		INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		key, value, s.stamp())
-	if err != nil {
+	if _, err := s.exec(ctx, setState, key, value, s.stamp()); err != nil {
 		return fmt.Errorf("set state %s: %w", key, err)
 	}
 	return nil
 }
+
+const setState = `
+	INSERT INTO state (key, value, updated_at) VALUES (?, ?, ?)
+	ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+
+// StateValue is a state key and the value to set it to, in a write that
+// sets it together with something else (StartIteration).
+type StateValue struct{ Key, Value string }
 
 // State reads a key; ok is false when it is not set.
 func (s *Store) State(ctx context.Context, key string) (value string, ok bool, err error) {
