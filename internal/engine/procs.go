@@ -11,8 +11,8 @@ import (
 
 // RecordProcGroups returns a context under which every process group
 // started through package proc is recorded in st when it starts and marked
-// ended when it ends, so a later ralph can end the groups a dead ralph
-// left running. where names the task and iteration a group belongs to
+// ended, with st's next write, when it ends (store.EndProcGroupLater), so
+// a later ralph can end the groups a dead ralph left running. where names the task and iteration a group belongs to
 // (nil for none); escaped, if not nil, hears about a process that left its
 // group holding the output (proc.Result.EscapeNote), from the goroutine
 // that ran it.
@@ -49,7 +49,7 @@ func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID
 					}
 				}
 				if err == nil {
-					_ = st.EndProcGroup(bg, id, note)
+					st.EndProcGroupLater(id, note)
 				}
 			},
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -51,12 +52,67 @@ func (s *Store) SetProcGroupLeader(ctx context.Context, id int64, pgid int, lead
 
 // EndProcGroup marks a recorded group ended, with a note on how.
 func (s *Store) EndProcGroup(ctx context.Context, id int64, note string) error {
-	_, err := s.exec(ctx, `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`,
-		s.stamp(), note, id)
-	if err != nil {
+	if _, err := s.exec(ctx, endProcGroup, s.stamp(), note, id); err != nil {
 		return fmt.Errorf("end process group: %w", err)
 	}
 	return nil
+}
+
+const endProcGroup = `UPDATE proc_groups SET ended_at = ?, end_note = ? WHERE id = ? AND ended_at IS NULL`
+
+// EndProcGroupLater marks a recorded group ended, with a note on how, in
+// the transaction of the store's next write through it (an iteration's
+// end, the harness's state, the next events), or as the store closes:
+// not a commit of its own after every program, and none between an
+// agent's end and the harness's next steps. A ralph killed before then
+// leaves the group on record as running, which is harmless: the next
+// ralph finds it gone and closes the record (doctor).
+func (s *Store) EndProcGroupLater(id int64, note string) {
+	s.ended.add(groupEnd{id: id, note: note, at: s.stamp()})
+}
+
+// groupEnd is the record of a process group's end, not yet written.
+type groupEnd struct {
+	id       int64
+	note, at string
+}
+
+// pendingEnds are the ended groups whose records wait for the store's
+// next write.
+type pendingEnds struct {
+	mu   sync.Mutex
+	ends []groupEnd
+}
+
+func (p *pendingEnds) add(g groupEnd) {
+	p.mu.Lock()
+	p.ends = append(p.ends, g)
+	p.mu.Unlock()
+}
+
+func (p *pendingEnds) any() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ends) > 0
+}
+
+// take returns the pending records and forgets them; putBack returns
+// those a write could not make.
+func (p *pendingEnds) take() []groupEnd {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ends := p.ends
+	p.ends = nil
+	return ends
+}
+
+func (p *pendingEnds) putBack(ends []groupEnd) {
+	if len(ends) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.ends = append(ends, p.ends...)
+	p.mu.Unlock()
 }
 
 // RunningProcGroups returns the groups not marked ended, oldest first.

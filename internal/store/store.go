@@ -58,6 +58,9 @@ type Store struct {
 
 	// events commits the event stream in batches (eventwriter.go).
 	events eventWriter
+	// ended holds the process groups ended whose records ride on the
+	// store's next write (EndProcGroupLater).
+	ended pendingEnds
 	// fts brings the search index up to date after events are
 	// committed (ftsindex.go).
 	fts ftsIndexer
@@ -83,13 +86,23 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// exec runs query through its prepared statement (stmt).
+// exec runs query through its prepared statement (stmt), in the
+// transaction of the ended process groups' records when there are some
+// (EndProcGroupLater).
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, err := s.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	if !s.ended.any() {
+		return st.ExecContext(ctx, args...)
+	}
+	var res sql.Result
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return err
+	})
+	return res, err
 }
 
 // Open opens (creating if needed) the database at path and applies any
@@ -136,6 +149,9 @@ func isBusy(err error) bool {
 // Close commits the events still queued and closes the database.
 func (s *Store) Close() error {
 	s.closeEvents()
+	if s.ended.any() {
+		_ = s.tx(context.Background(), func(*sql.Tx) error { return nil })
+	}
 	indexErr := s.stopIndexing()
 	s.stmtMu.Lock()
 	for _, st := range s.stmts {
@@ -245,15 +261,35 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // tx runs fn in an immediate transaction.
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	ended, end := s.ended.take(), (*sql.Stmt)(nil)
+	if len(ended) > 0 {
+		var err error
+		if end, err = s.stmt(ctx, endProcGroup); err != nil {
+			s.ended.putBack(ended)
+			return err
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		s.ended.putBack(ended)
 		return err
+	}
+	for _, g := range ended {
+		// A record that fails leaves the group on record as running,
+		// which the next ralph closes; a failed statement leaves the
+		// transaction as it was.
+		_, _ = tx.StmtContext(ctx, end).ExecContext(ctx, g.at, g.note, g.id)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
+		s.ended.putBack(ended)
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		s.ended.putBack(ended)
+		return err
+	}
+	return nil
 }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns an error unless

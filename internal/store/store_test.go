@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"os"
@@ -281,5 +282,76 @@ func TestMigrationsNumberedInOrder(t *testing.T) {
 		if want := fmt.Sprintf("migrations/%04d_", i+1); !strings.HasPrefix(name, want) {
 			t.Errorf("migration %d is %s, want a name starting %s", i+1, name, want)
 		}
+	}
+}
+
+// A group ended "later" is on record as running until the store's next
+// write, which records its end in the same transaction; a write that
+// fails keeps it for the one after; closing the store writes what is
+// left.
+func TestEndProcGroupLater(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ralph.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func(s *Store) int {
+		t.Helper()
+		gs, err := s.RunningProcGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(gs)
+	}
+	var ids []int64
+	for _, tok := range []string{"a", "b", "c"} {
+		id, err := s.StartProcGroup(ctx, ProcGroup{Token: tok, RalphPID: 5, Argv0: "claude"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	s.EndProcGroupLater(ids[0], "exited")
+	if n := running(s); n != 3 {
+		t.Fatalf("%d running before the next write, want 3", n)
+	}
+	if err := s.SetState(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if n := running(s); n != 2 {
+		t.Fatalf("%d running after the next write, want 2", n)
+	}
+
+	// A write that fails (a statement the database refuses) rolls back,
+	// and the end waits for the next.
+	s.EndProcGroupLater(ids[1], "exited")
+	if err := s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO no_such_table VALUES (1)`)
+		return err
+	}); err == nil {
+		t.Fatal("a write into no table succeeded")
+	}
+	if n := running(s); n != 2 {
+		t.Fatalf("%d running after a failed write, want 2", n)
+	}
+	if err := s.DeleteState(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if n := running(s); n != 1 {
+		t.Fatalf("%d running after the write after, want 1", n)
+	}
+
+	s.EndProcGroupLater(ids[2], "exited")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := running(s); n != 0 {
+		t.Errorf("%d running after close, want 0", n)
 	}
 }
