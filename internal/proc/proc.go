@@ -456,6 +456,14 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		})
 	}()
 
+	// drained closes when both streams reached their end (the readers
+	// ended), which is usually before the program's end is known.
+	drained := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(drained)
+	}()
+
 	var code int
 	exited := make(chan error, 1)
 	go func() {
@@ -500,15 +508,12 @@ loop:
 	killGroup(pgid)
 	// The group is gone, so the pipes close unless a process that left
 	// the group holds them: read what is left for a short grace only.
-	drained := make(chan struct{})
-	go func() {
-		readers.Wait()
-		close(drained)
-	}()
+	pipeGrace := time.NewTimer(PipeGrace)
+	defer pipeGrace.Stop()
 	var escaped []Escapee
 	select {
 	case <-drained:
-	case <-time.After(PipeGrace):
+	case <-pipeGrace.C:
 		escaped = pipeHolders(outR, errR)
 		if escaped == nil {
 			escaped = []Escapee{}
