@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/guard"
@@ -135,20 +134,15 @@ func sameRecord(a, b historyRecord) bool {
 	if a.Origin != b.Origin || (a.Mark == nil) != (b.Mark == nil) {
 		return false
 	}
-	return a.Mark == nil || (a.Mark.Tip == b.Mark.Tip && maps.Equal(a.Mark.Refs, b.Mark.Refs))
+	return a.Mark == nil || a.Mark.Same(*b.Mark)
 }
 
 // historyRecord returns the task's record and its stored form; ok is
 // false when the store holds none (or one that does not parse).
 func (e *Engine) historyRecord(ctx context.Context, r *run) (rec historyRecord, raw string, ok bool, err error) {
 	if c := r.history; c != nil && c.taskID == r.taskID {
-		rec = c.rec
-		if rec.Mark != nil {
-			m := *rec.Mark
-			m.Refs = maps.Clone(m.Refs)
-			rec.Mark = &m
-		}
-		return rec, c.raw, true, nil
+		// The mark's refs are shared, never modified (guard.HistoryMark).
+		return c.rec, c.raw, true, nil
 	}
 	raw, ok, err = e.st.State(ctx, historyKey(r.taskID))
 	if err != nil || !ok {

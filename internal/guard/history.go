@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,8 +53,22 @@ type HistoryMark struct {
 	// branch back.
 	Tip string `json:"tip,omitempty"`
 	// Refs maps each snapshot ref (refs/ralph/snapshots/… and
-	// refs/ralph/tip) to its commit.
+	// refs/ralph/tip) to its commit. It is never modified once read:
+	// marks and the reads they come from share it.
 	Refs map[string]string `json:"refs,omitempty"`
+	// read is the read of the refs the mark was taken from, while this
+	// process keeps it (refcache.go): 0 for none, such as a mark from the
+	// store.
+	read uint64
+}
+
+// Same reports whether m and o say the same: the same tip and snapshot
+// refs.
+func (m HistoryMark) Same(o HistoryMark) bool {
+	if m.Tip != o.Tip {
+		return false
+	}
+	return (m.read != 0 && m.read == o.read) || maps.Equal(m.Refs, o.Refs)
 }
 
 // ReadHistoryMark reads the mark of the repository at dir for a task that
@@ -63,7 +78,7 @@ func ReadHistoryMark(ctx context.Context, dir string, o Origin) (HistoryMark, er
 	if err != nil {
 		return HistoryMark{}, fmt.Errorf("read the history mark: %w", err)
 	}
-	return HistoryMark{Tip: s.tip, Refs: s.refs}, nil
+	return HistoryMark{Tip: s.tip, Refs: s.refs, read: s.read}, nil
 }
 
 // RefChange is one snapshot ref the agent created, moved or deleted.
@@ -151,7 +166,7 @@ func History(ctx context.Context, dir string, o Origin, m HistoryMark, keep stri
 			return rep, HistoryMark{}, fmt.Errorf("guard the history: %w", err)
 		}
 	}
-	return rep, HistoryMark{Tip: now.tip, Refs: now.refs}, nil
+	return rep, HistoryMark{Tip: now.tip, Refs: now.refs, read: now.read}, nil
 }
 
 func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep string) (HistoryReport, historyState, error) {
@@ -160,6 +175,11 @@ func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep
 		return HistoryReport{}, now, err
 	}
 	rep := HistoryReport{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
+	if m.read != 0 && now.read == m.read {
+		// The very read the mark was taken from: the files holding the
+		// refs have not changed since, so nothing has moved.
+		return rep, now, nil
+	}
 	bad := false // the guarded tip lost the task's start
 	if o.Head != "" {
 		if o.Branch != "" && now.ref != o.Branch {
@@ -369,6 +389,7 @@ type historyState struct {
 	head string // HEAD's commit, "" when there is none
 	tip  string // the guarded branch's commit, "" when it is gone
 	refs map[string]string
+	read uint64 // the read kept in refReads this is, 0 for none
 }
 
 func readHistory(ctx context.Context, dir string, o Origin) (historyState, error) {
@@ -378,7 +399,7 @@ func readHistory(ctx context.Context, dir string, o Origin) (historyState, error
 	}
 	s, err := readHistoryGit(ctx, dir, o)
 	if err == nil && record != nil {
-		record(s)
+		s.read = record(s)
 	}
 	return s, err
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,7 +40,8 @@ type refRead struct {
 
 var refReads = struct {
 	sync.Mutex
-	m map[string]refRead // dir and branch → the last read
+	m    map[string]refRead // dir and branch → the last read
+	last uint64             // the number of the last read recorded
 }{m: map[string]refRead{}}
 
 // gitDirs caches, by working tree, its git directory and common git
@@ -55,10 +55,11 @@ var stampFile = func(path string, fi fs.FileInfo) refStamp {
 }
 
 // cachedHistory returns the last read of dir's refs for o when the files
-// holding them are unchanged, and a function that records a new read
-// (nil when the refs of dir cannot be told unchanged this way: reftable,
-// a system without inode numbers, a ref that is symbolic).
-func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, bool, func(historyState)) {
+// holding them are unchanged, and a function that records a new read and
+// returns its number (nil when the refs of dir cannot be told unchanged
+// this way: reftable, a system without inode numbers, a ref that is
+// symbolic). A read's refs map is shared, never modified.
+func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, bool, func(historyState) uint64) {
 	if !filestamp.HaveIDs {
 		return historyState{}, false, nil
 	}
@@ -76,18 +77,18 @@ func cachedHistory(ctx context.Context, dir string, o Origin) (historyState, boo
 		return historyState{}, false, nil
 	}
 	if have && !racy(last) && slices.Equal(last.stamps, stamps) {
-		s := last.state
-		s.refs = maps.Clone(s.refs)
-		return s, true, nil
+		return last.state, true, nil
 	}
-	return historyState{}, false, func(s historyState) {
+	return historyState{}, false, func(s historyState) uint64 {
 		if s.ref != "" && s.ref != o.Branch {
-			return // HEAD on another branch: its file is not stamped
+			return 0 // HEAD on another branch: its file is not stamped
 		}
-		s.refs = maps.Clone(s.refs)
 		refReads.Lock()
+		defer refReads.Unlock()
+		refReads.last++
+		s.read = refReads.last
 		refReads.m[key] = refRead{at: at, stamps: stamps, state: s}
-		refReads.Unlock()
+		return s.read
 	}
 }
 
