@@ -175,6 +175,21 @@ func TestProjectPromptTemplates(t *testing.T) {
 	if user != "Project prompt for iteration 7.\n" {
 		t.Errorf("user prompt = %q", user)
 	}
+	// An edit counts from the next prompt (templates are kept parsed
+	// only while their source is the same), and a template that no longer
+	// parses says so.
+	if err := os.WriteFile(filepath.Join(dir, "user.md"), []byte("Edited for iteration {{.Iteration}}."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, user, err = New(ws, st, Options{}).prompts(PromptData{Iteration: 8}); err != nil || user != "Edited for iteration 8.\n" {
+		t.Errorf("user prompt after an edit = %q, %v", user, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "user.md"), []byte("Broken {{.Iteration"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err = New(ws, st, Options{}).prompts(PromptData{Iteration: 9}); err == nil || !strings.Contains(err.Error(), ".ralph/prompts/user.md") {
+		t.Errorf("a template that does not parse: %v", err)
+	}
 }
 
 // A persona written with its own article keeps it.

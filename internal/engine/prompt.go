@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/ralph-harness/ralph/internal/workspace"
@@ -97,7 +98,7 @@ func (e *Engine) render(name string, d PromptData) (string, error) {
 			return "", err
 		}
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	t, err := parseTemplate(name, string(src))
 	if err != nil {
 		return "", fmt.Errorf("prompt template %s: %w", origin, err)
 	}
@@ -106,6 +107,38 @@ func (e *Engine) render(name string, d PromptData) (string, error) {
 		return "", fmt.Errorf("prompt template %s: %w", origin, err)
 	}
 	return strings.TrimSpace(b.String()) + "\n", nil
+}
+
+// parsed keeps, by template name, the last source parsed and what it
+// parsed to: a template is read for every prompt (an edit of
+// .ralph/prompts/ counts from the next one) but parsed again only when its
+// source changed.
+var parsed struct {
+	sync.Mutex
+	m map[string]parsedTemplate
+}
+
+type parsedTemplate struct {
+	src string
+	t   *template.Template
+}
+
+// parseTemplate returns src parsed as the prompt template name.
+func parseTemplate(name, src string) (*template.Template, error) {
+	parsed.Lock()
+	defer parsed.Unlock()
+	if p, ok := parsed.m[name]; ok && p.src == src {
+		return p.t, nil
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	if parsed.m == nil {
+		parsed.m = map[string]parsedTemplate{}
+	}
+	parsed.m[name] = parsedTemplate{src: src, t: t}
+	return t, nil
 }
 
 // promptData reads the workspace files a prompt is built from.
