@@ -31,7 +31,9 @@ import (
 // with its standard streams and its ruleset (SCM_RIGHTS); the supervisor
 // forks and executes it in a new session and process group, replies with
 // its pid and start time, waits for it to end, kills what is left of its
-// group (as Run does next) and replies with its wait status. A confined
+// group (as Run does next) and replies with its wait status. Ralph keeps
+// a connection whose program's end was reported (a few, idle) for a next
+// program, which the supervisor is then already waiting for on it. A confined
 // program is started from a goroutine locked to an OS thread of its own,
 // the thread alone restricted and then discarded, so that the ruleset
 // holds for that program and what it starts and for no other.
@@ -74,6 +76,9 @@ type supervisor struct {
 	ctl   int // ralph's end of the control socket
 	users int // Runs handing it a program or waiting for one
 	gone  bool
+	// idle are connections whose program ended and was reported: the
+	// supervisor waits on each for the next program (connection).
+	idle []int
 }
 
 // persistent holds the supervisor Run hands programs to.
@@ -84,8 +89,8 @@ var persistent struct {
 }
 
 // persistentStarts counts the programs started on the persistent
-// supervisor (for tests).
-var persistentStarts atomic.Int64
+// supervisor, and connections the connections made to it (for tests).
+var persistentStarts, connections atomic.Int64
 
 // supervisorExe is the binary re-executed as a supervisor (SuperviseAs).
 var supervisorExe atomic.Pointer[string]
@@ -178,11 +183,51 @@ func release(sup *supervisor, broken bool) {
 	}
 }
 
-// close closes ralph's end of sup's control socket, which ends it, and
-// reaps it.
+// close closes ralph's end of sup's control socket and of its idle
+// connections, which ends it, and reaps it.
 func (sup *supervisor) close() {
+	persistent.Lock()
+	idle := sup.idle
+	sup.idle = nil
+	persistent.Unlock()
+	for _, c := range idle {
+		syscall.Close(c)
+	}
 	syscall.Close(sup.ctl)
 	_ = sup.cmd.Wait()
+}
+
+// maxIdle is how many idle connections ralph keeps to its supervisor: as
+// many as programs it runs at once, mostly one.
+const maxIdle = 4
+
+// connection returns a connection for one program: an idle one, or a new
+// one (connect).
+func (sup *supervisor) connection() (int, error) {
+	persistent.Lock()
+	if n := len(sup.idle); n > 0 {
+		c := sup.idle[n-1]
+		sup.idle = sup.idle[:n-1]
+		persistent.Unlock()
+		return c, nil
+	}
+	persistent.Unlock()
+	return sup.connect()
+}
+
+// keepIdle keeps conn, whose program's end the supervisor reported, for
+// the next program, unless sup is retired or keeps enough: then it is
+// closed, which ends the supervisor's wait on it.
+func (sup *supervisor) keepIdle(conn int) {
+	persistent.Lock()
+	if !sup.gone && len(sup.idle) < maxIdle {
+		sup.idle = append(sup.idle, conn)
+		conn = -1
+	}
+	persistent.Unlock()
+	if conn >= 0 {
+		syscall.Close(conn)
+	}
 }
 
 // startSupervisor starts the persistent supervisor. Its environment holds
@@ -256,7 +301,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 	if sup == nil {
 		return launched{}, false
 	}
-	conn, err := sup.connect()
+	conn, err := sup.connection()
 	if err != nil {
 		release(sup, true)
 		return launched{}, false
@@ -308,7 +353,11 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 	wait := func() (int, int) {
 		code, err := readEnd(conn)
 		stop()
-		syscall.Close(conn)
+		if err == nil {
+			sup.keepIdle(conn)
+		} else {
+			syscall.Close(conn)
+		}
 		release(sup, err != nil)
 		reaper := sup.cmd.Process.Pid
 		if err != nil {
@@ -331,6 +380,7 @@ func startPersistent(s Spec, path string, env []string, stdout, stderr *os.File)
 // connect makes the connection for one program and sends its other end
 // to the supervisor.
 func (sup *supervisor) connect() (int, error) {
+	connections.Add(1)
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
@@ -346,7 +396,6 @@ func (sup *supervisor) connect() (int, error) {
 		syscall.Close(fds[0])
 		return -1, err
 	}
-	timeout(fds[0], syscall.SO_RCVTIMEO, replyTimeout)
 	timeout(fds[0], syscall.SO_SNDTIMEO, replyTimeout)
 	return fds[0], nil
 }
@@ -365,6 +414,8 @@ var errNotStarted = errors.New("supervisor: the program did not start")
 // sendProgram sends the program and its descriptors on conn and waits
 // for the supervisor to say it started the program.
 func sendProgram(conn int, msg []byte, files []*os.File) (pid int, start uint64, err error) {
+	// A connection used before waited for its program's end for ever.
+	timeout(conn, syscall.SO_RCVTIMEO, replyTimeout)
 	fds := make([]int, len(files))
 	for i, f := range files {
 		fds[i] = int(f.Fd())
@@ -494,9 +545,11 @@ func watchEnd(sup *supervisor, pid int) (stop func()) {
 		return func() {}
 	}
 	stopped := make(chan struct{})
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer func() {
+			unix.Close(p[0])
+			unix.Close(pidfd)
+		}()
 		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(p[0]), Events: unix.POLLIN}}
 		for {
 			if _, err := unix.Poll(fds, -1); !errors.Is(err, unix.EINTR) {
@@ -514,11 +567,9 @@ func watchEnd(sup *supervisor, pid int) (stop func()) {
 			persistent.Unlock()
 		}
 	}()
+	// The watch ends on its own once stopped: Run does not wait for it.
 	return func() {
 		close(stopped)
 		unix.Close(p[1])
-		<-done
-		unix.Close(p[0])
-		unix.Close(pidfd)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -592,5 +593,53 @@ func TestCarryingLooksOnlyBelowTheReaper(t *testing.T) {
 	}
 	if found, _ := carrying(token, 0, time.Time{}, 0); !slices.Contains(found, pid) {
 		t.Errorf("carrying everywhere = %v, want it to hold %d", found, pid)
+	}
+}
+
+// A connection whose program ended is kept for the next program, which
+// the supervisor then finds waiting: programs one after the other make
+// no new connection; a program that did not start leaves its connection
+// closed, and the next one makes a new one; programs at once make one
+// each, and no more than maxIdle are kept.
+func TestPersistentKeepsConnectionsForTheNextProgram(t *testing.T) {
+	pid := supervisorPID(t)
+	before := connections.Load()
+	for range 3 {
+		if got := ppidOf(t); got != pid {
+			t.Fatalf("the program's parent is %d, want the persistent supervisor %d", got, pid)
+		}
+	}
+	if n := connections.Load() - before; n != 0 {
+		t.Errorf("three programs one after the other made %d connections, want none", n)
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"true"}, Dir: filepath.Join(t.TempDir(), "gone")})
+	if err == nil && res.ExitCode == 0 {
+		t.Fatal("a program in a missing directory ran")
+	}
+	before = connections.Load()
+	if got := ppidOf(t); got != pid {
+		t.Fatalf("after a failed start, the program's parent is %d, want the same persistent supervisor %d", got, pid)
+	}
+	if n := connections.Load() - before; n > 1 {
+		t.Errorf("the program after a failed start made %d connections, want at most one", n)
+	}
+
+	var wg sync.WaitGroup
+	for range maxIdle + 2 {
+		wg.Go(func() {
+			if _, err := Run(context.Background(), Spec{Argv: []string{"sleep", "0.2"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	persistent.Lock()
+	idle := len(persistent.sup.idle)
+	persistent.Unlock()
+	if idle > maxIdle {
+		t.Errorf("%d idle connections kept, want at most %d", idle, maxIdle)
+	}
+	if got := ppidOf(t); got != pid {
+		t.Errorf("after programs at once, the program's parent is %d, want %d", got, pid)
 	}
 }

@@ -112,25 +112,34 @@ func closeAll(fds []int) {
 	}
 }
 
-// run receives one program on conn, starts it and reports its start and
-// its end.
+// run receives programs on conn, one after the other, starts each and
+// reports its start and its end, until ralph closes conn (or a program
+// does not start): ralph keeps a connection whose program ended for its
+// next program, which then finds this goroutine waiting.
 func (s *server) run(conn int) {
 	defer syscall.Close(conn)
-	p, fds, err := receiveProgram(conn)
-	if err != nil {
-		return
+	for {
+		p, fds, err := receiveProgram(conn)
+		if err != nil {
+			return
+		}
+		pid, err := s.start(p, fds)
+		if err != nil {
+			writeAll(conn, []byte{replyFailed})
+			return
+		}
+		reply := make([]byte, 1, startedLen)
+		start, _ := startTime(pid)
+		reply = binary.BigEndian.AppendUint32(reply, uint32(pid))
+		reply = binary.BigEndian.AppendUint64(reply, start)
+		if writeAll(conn, reply) != nil {
+			s.wait(pid)
+			return
+		}
+		if writeAll(conn, binary.BigEndian.AppendUint32(nil, uint32(s.wait(pid)))) != nil {
+			return
+		}
 	}
-	pid, err := s.start(p, fds)
-	if err != nil {
-		writeAll(conn, []byte{replyFailed})
-		return
-	}
-	reply := make([]byte, 1, startedLen)
-	start, _ := startTime(pid)
-	reply = binary.BigEndian.AppendUint32(reply, uint32(pid))
-	reply = binary.BigEndian.AppendUint64(reply, start)
-	writeAll(conn, reply)
-	writeAll(conn, binary.BigEndian.AppendUint32(nil, uint32(s.wait(pid))))
 }
 
 // start starts p in a new session and process group with the standard
@@ -314,16 +323,18 @@ func receiveProgram(conn int) (program, []int, error) {
 	}
 }
 
-// writeAll writes b to fd, giving up on an error.
-func writeAll(fd int, b []byte) {
+// writeAll writes b to fd, giving up on the first error, which it
+// returns.
+func writeAll(fd int, b []byte) error {
 	for len(b) > 0 {
 		n, err := syscall.Write(fd, b)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil {
-			return
+			return err
 		}
 		b = b[n:]
 	}
+	return nil
 }
