@@ -74,6 +74,7 @@ type iterationSink struct {
 // only the last run's tool calls and errors.
 func (s *iterationSink) Begin(ctx context.Context, _ agentcall.Attempt) error {
 	s.turn.calls, s.turn.errors = nil, nil
+	s.r.sealUsed = false // the seal written now replaces the one used
 	return s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
 }
 

@@ -245,7 +245,32 @@ func (e *Engine) afterAgent(ctx context.Context, r *run) {
 	e.undoOwned(wctx, r, r.seal, "")
 	e.noteConfigChange(wctx, r, r.configHash)
 	r.seal = nil
-	_ = e.st.DeleteState(wctx, sealKey(r.taskID))
+	// The store's seal goes with the iteration's end (endIteration), or
+	// before the harness writes its files itself (dropSeal). A kill in
+	// between leaves it for the resume, whose undo then finds the files
+	// already as the seal says.
+	r.sealUsed = true
+}
+
+// dropSeal deletes the seal the store keeps once the agent's writes are
+// undone, before the harness writes its own files (the gates' phase and
+// status): a resume must not undo those against it.
+func (e *Engine) dropSeal(ctx context.Context, r *run) {
+	if !r.sealUsed {
+		return
+	}
+	r.sealUsed = false
+	_ = e.st.DeleteState(ctx, sealKey(r.taskID))
+}
+
+// usedSeal returns the store's seal key for the iteration's end to delete
+// when the agent's writes were undone against it, and forgets it.
+func (e *Engine) usedSeal(r *run) []string {
+	if !r.sealUsed {
+		return nil
+	}
+	r.sealUsed = false
+	return []string{sealKey(r.taskID)}
 }
 
 // undoLeftover undoes, at the start of a resumed loop, what an agent that

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,71 @@ func TestAgentEventsShowTheIterationsPhase(t *testing.T) {
 	}
 	if got := ws.Phase(); got != workspace.PhasePlan {
 		t.Errorf("phase.txt after the run = %q, want the agent's write undone (%q)", got, workspace.PhasePlan)
+	}
+}
+
+// sealWatch is a gate that notes whether the store still kept a seal of
+// the harness's files when the gates ran.
+type sealWatch struct {
+	st   *store.Store
+	seen []bool
+}
+
+func (g *sealWatch) Name() string { return "seal-watch" }
+
+func (g *sealWatch) Check(ctx context.Context, env gate.Env) gate.Result {
+	tk, err := g.st.LatestTask(ctx)
+	if err != nil {
+		return gate.Result{Status: gate.Fail, Message: err.Error()}
+	}
+	_, kept, _ := g.st.State(ctx, sealKey(tk.ID))
+	g.seen = append(g.seen, kept)
+	return gate.Result{Status: gate.Pass}
+}
+
+// The seal a resume undoes against is gone from the store by the time
+// the harness writes its own files (the gates, and what they flip), and
+// an iteration that goes on deletes it with its end: a kill at any point
+// after leaves nothing that would undo the harness's own writes.
+func TestSealGoneBeforeTheHarnessWrites(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx := context.Background()
+	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 1 {
+			return agent.Result{Final: "more to do", ToolCalls: 1}, nil
+		}
+		_ = workspace.WriteFile(req.Dir+"/.ralph/summary.md", []byte("Done\n"))
+		return agent.Result{Final: "done <promise>COMPLETE</promise>", ToolCalls: 1}, nil
+	})
+	watch := &sealWatch{st: st}
+	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}, watch}, Limits: Limits{MaxIterations: 3}}).Run(ctx, "add a dark mode toggle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("run ended %s: %s", out.Reason, out.Detail)
+	}
+	if len(watch.seen) == 0 || slices.Contains(watch.seen, true) {
+		t.Errorf("the store kept the seal while the gates ran: %v", watch.seen)
+	}
+	tk, err := st.LatestTask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept, _ := st.State(ctx, sealKey(tk.ID)); kept {
+		t.Error("the store still keeps a seal after the run")
+	}
+	its, err := st.Iterations(ctx, tk.ID)
+	if err != nil || len(its) != 2 {
+		t.Fatalf("iterations %+v, %v; want 2", its, err)
+	}
+
+	// A task whose one iteration goes on, and then ends on its limit.
+	out, err = New(ws, st, Options{Agent: ag, Limits: Limits{MaxIterations: 1}}).Run(ctx, "add a light mode toggle")
+	if err != nil || out.Reason != MaxIterations {
+		t.Fatalf("run ended %s, %v; want %s", out.Reason, err, MaxIterations)
+	}
+	if _, kept, _ := st.State(ctx, sealKey(out.TaskID)); kept {
+		t.Error("the store still keeps the seal of an iteration that went on")
 	}
 }

@@ -329,6 +329,7 @@ func (e *Engine) completionSignal(res agent.Result) string {
 // judge hands the completion signal of it to the completion handler,
 // which runs the gates, and records how the iteration ended.
 func (e *Engine) judge(ctx context.Context, r *run, it *iterResult) {
+	e.dropSeal(ctx, r)
 	outcome, end, detail, gateErrs := e.complete(ctx, r, it.signal)
 	it.end, it.detail = end, detail
 	it.errors = append(it.errors, gateErrs...)
@@ -363,7 +364,7 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 		ToolCalls: res.ToolCalls, Signature: sig, Final: res.Final,
 		CostUSD: res.Usage.CostUSD, InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
 		Tree: tree,
-	})
+	}, e.usedSeal(r)...)
 	if err != nil {
 		e.log.Error("record iteration", "err", err)
 	}

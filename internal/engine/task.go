@@ -199,6 +199,10 @@ type run struct {
 	// agent runs; configHash is ralph.toml's hash then (guard.go).
 	seal       map[string]string
 	configHash string
+	// sealUsed is set once the agent's writes to the harness's files are
+	// undone, while the store still keeps the seal: it goes with the
+	// iteration's end, or before ralph writes those files itself (guard.go).
+	sealUsed bool
 	// guardNotes are what feedback.md tells the agent next about its
 	// changes the harness undid.
 	guardNotes []string

@@ -67,9 +67,10 @@ const startIteration = `
 		started_at = excluded.started_at, ended_at = NULL, outcome = ''`
 
 // EndIteration records how an iteration ended and adds its usage to the
-// task's totals, in one transaction, once every event queued before it
-// is committed: a committed iteration's end never precedes its events.
-func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
+// task's totals, and deletes the state keys of drop (the harness's seal,
+// once used), in one transaction, once every event queued before it is
+// committed: a committed iteration's end never precedes its events.
+func (s *Store) EndIteration(ctx context.Context, it Iteration, drop ...string) error {
 	s.waitEvents()
 	var sts [3]*sql.Stmt
 	for i, q := range endIteration {
@@ -78,7 +79,19 @@ func (s *Store) EndIteration(ctx context.Context, it Iteration) error {
 			return fmt.Errorf("end iteration: %w", err)
 		}
 	}
+	var del *sql.Stmt
+	if len(drop) > 0 {
+		var err error
+		if del, err = s.stmt(ctx, deleteState); err != nil {
+			return fmt.Errorf("end iteration: %w", err)
+		}
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, key := range drop {
+			if _, err := tx.StmtContext(ctx, del).ExecContext(ctx, key); err != nil {
+				return fmt.Errorf("end iteration: %w", err)
+			}
+		}
 		var prevCost float64
 		var prevIn, prevOut int64
 		err := tx.StmtContext(ctx, sts[0]).QueryRowContext(ctx, it.TaskID, it.Number).Scan(&prevCost, &prevIn, &prevOut)

@@ -46,6 +46,8 @@ func (s *Store) State(ctx context.Context, key string) (value string, ok bool, e
 
 // DeleteState removes a key.
 func (s *Store) DeleteState(ctx context.Context, key string) error {
-	_, err := s.exec(ctx, `DELETE FROM state WHERE key = ?`, key)
+	_, err := s.exec(ctx, deleteState, key)
 	return err
 }
+
+const deleteState = `DELETE FROM state WHERE key = ?`
