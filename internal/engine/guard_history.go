@@ -74,7 +74,11 @@ func (e *Engine) guardHistory(ctx context.Context, r *run) {
 		r.historyQuiet = quietCheck{at: e.now(), runs: proc.Runs(), ok: true}
 	}
 	if c := r.history; ok && c != nil && c.taskID == r.taskID && sameRecord(c.rec, rec) {
-		return // as stored: no need to encode it (a mark of many snapshot refs takes a while)
+		// As stored: no need to encode it (a mark of many snapshot refs
+		// takes a while). The mark kept is the latest read's, which the
+		// next check can tell unchanged without comparing.
+		c.rec = rec
+		return
 	}
 	b, err := json.Marshal(rec)
 	if err != nil || (ok && string(b) == raw) {
