@@ -54,3 +54,28 @@ func TestValuesNamedByConfig(t *testing.T) {
 		t.Errorf("Values = %q, want %q", got, want)
 	}
 }
+
+// Every key shape holds one of shapeMarks, so that text without them can
+// skip the expression: one example of each shape, and any text the
+// fuzzer finds the expression matches.
+func FuzzShapeMarks(f *testing.F) {
+	for _, s := range []string{
+		"sk-ant-api03-Abcdef", "sk-abcdefghijklmnop1234", "sk-proj-abcdefghijklmnopqrst", "sk-svcacct-abcdefghijklmnopqr",
+		"ghp_abcdefghijklmn", "gho_abcdefghijklmn", "ghu_abcdefghijklmn", "ghs_abcdefghijklmn", "ghr_abcdefghijklmn",
+		"github_pat_abcdefghijkl", "AKIAABCDEFGHIJKLMNOP", "ASIAABCDEFGHIJKLMNOP", "xoxb-1234567890",
+		"AIzaabcdefghijklmnopqrstu", "glpat-abcdefghijkl", "-----BEGIN RSA PRIVATE KEY-----", "nothing here",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !secretShapes.MatchString(s) {
+			return
+		}
+		if got := scrubShapes(s); got != secretShapes.ReplaceAllString(s, Redacted) {
+			t.Errorf("scrubShapes(%q) = %q, missed a key shape", s, got)
+		}
+		if got := string(New(nil).Bytes([]byte(s))); got != secretShapes.ReplaceAllString(s, Redacted) {
+			t.Errorf("Bytes(%q) = %q, missed a key shape", s, got)
+		}
+	})
+}
