@@ -75,7 +75,11 @@ type iterationSink struct {
 func (s *iterationSink) Begin(ctx context.Context, _ agentcall.Attempt) error {
 	s.turn.calls, s.turn.errors = nil, nil
 	s.r.sealUsed = false // the seal written now replaces the one used
-	return s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
+	err := s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
+	if err != nil {
+		s.r.sealKept = nil // not written after all: the next seal writes them
+	}
+	return err
 }
 
 func (s *iterationSink) Event(ev agent.Event) {

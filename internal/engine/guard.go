@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,6 +216,11 @@ func (e *Engine) warnWeakenedGates(ctx context.Context) {
 // before it runs, in memory, and returns it as the store keeps it (for a
 // resume after a kill while the agent ran), for the iteration's start to
 // record; nothing when the files could not be read.
+//
+// A file larger than sealInline (the task history grows with every task)
+// is kept under a key of its own, written only when its content is not
+// what this run last wrote there: the seal of every iteration is then a
+// few small values, not the history again and again.
 func (e *Engine) sealOwned(r *run) []store.StateValue {
 	s, err := guard.TakeSeal(e.ws.Root)
 	if err != nil {
@@ -223,14 +229,64 @@ func (e *Engine) sealOwned(r *run) []store.StateValue {
 	}
 	r.seal = s
 	r.configHash = fileHash(filepath.Join(e.ws.Root, guard.ConfigFile))
-	b, _ := json.Marshal(sealRecord{Files: s, Config: r.configHash})
-	return []store.StateValue{{Key: sealKey(r.taskID), Value: string(b)}}
+	rec := sealRecord{Files: guard.Seal{}, Config: r.configHash}
+	var out []store.StateValue
+	for name, content := range s {
+		if len(content) <= sealInline {
+			rec.Files[name] = content
+			continue
+		}
+		sum := sha256.Sum256([]byte(content))
+		h := hex.EncodeToString(sum[:])
+		if rec.Large == nil {
+			rec.Large = map[string]string{}
+		}
+		rec.Large[name] = h
+		if r.sealKept[name] != h {
+			out = append(out, store.StateValue{Key: sealFileKey(r.taskID, name), Value: content})
+			if r.sealKept == nil {
+				r.sealKept = map[string]string{}
+			}
+			r.sealKept[name] = h
+		}
+	}
+	b, _ := json.Marshal(rec)
+	return append(out, store.StateValue{Key: sealKey(r.taskID), Value: string(b)})
+}
+
+// sealInline is the largest harness file a seal holds in its own record.
+const sealInline = 1024
+
+// sealFileKey holds the content of one large file of task taskID's seal.
+func sealFileKey(taskID int64, name string) string {
+	return sealKey(taskID) + ":" + name
 }
 
 // sealRecord is a seal as the store keeps it.
 type sealRecord struct {
-	Files  guard.Seal `json:"files"`
-	Config string     `json:"config"`
+	Files guard.Seal `json:"files"`
+	// Large maps each file kept under a key of its own (sealFileKey) to
+	// the hash of the content the seal means.
+	Large  map[string]string `json:"large,omitempty"`
+	Config string            `json:"config"`
+}
+
+// files returns the seal rec stands for, reading its large files; false
+// when one of them is not in the store as the record says.
+func (rec sealRecord) files(ctx context.Context, st *store.Store, taskID int64) (guard.Seal, bool) {
+	s := maps.Clone(rec.Files)
+	if s == nil {
+		s = guard.Seal{}
+	}
+	for name, h := range rec.Large {
+		content, ok, err := st.State(ctx, sealFileKey(taskID, name))
+		sum := sha256.Sum256([]byte(content))
+		if err != nil || !ok || hex.EncodeToString(sum[:]) != h {
+			return nil, false
+		}
+		s[name] = content
+	}
+	return s, true
 }
 
 // afterAgent undoes the agent's writes to the harness's files and notes
@@ -282,10 +338,23 @@ func (e *Engine) undoLeftover(ctx context.Context, r *run) {
 	}
 	var rec sealRecord
 	if err := json.Unmarshal([]byte(raw), &rec); err == nil {
-		e.undoOwned(ctx, r, rec.Files, " while ralph was not running")
+		if files, ok := rec.files(ctx, e.st, r.taskID); ok {
+			e.undoOwned(ctx, r, files, " while ralph was not running")
+		} else {
+			e.log.Error("undo what the agent wrote while ralph was not running: the seal of the harness's files is not whole in the store", "task", r.number)
+		}
 		e.noteConfigChange(ctx, r, rec.Config)
 	}
 	_ = e.st.DeleteState(ctx, sealKey(r.taskID))
+}
+
+// dropSealFiles deletes the large files of r's task's seal, once the task
+// ends.
+func (e *Engine) dropSealFiles(ctx context.Context, r *run) {
+	if err := e.st.DeleteStatePrefix(ctx, sealFileKey(r.taskID, "")); err != nil {
+		e.log.Warn("forget the seal of the harness's files", "task", r.number, "err", err)
+	}
+	r.sealKept = nil
 }
 
 func (e *Engine) undoOwned(ctx context.Context, r *run, s guard.Seal, when string) {

@@ -229,3 +229,70 @@ func TestSealGoneBeforeTheHarnessWrites(t *testing.T) {
 		t.Error("the store still keeps the seal of an iteration that went on")
 	}
 }
+
+// A large harness file (the task history) is sealed under a key of its
+// own, written only when it changed since this run wrote it; a resume
+// after a kill while the agent ran restores it from there, exactly.
+func TestResumeRestoresALargeSealedFile(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx := context.Background()
+	rctx, cancel := context.WithCancel(ctx)
+	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+		if req.Iteration == 1 {
+			cancel() // stands for the kill: the task stays open
+			return agent.Result{}, context.Canceled
+		}
+		_ = workspace.WriteFile(req.Dir+"/.ralph/summary.md", []byte("Done\n"))
+		return agent.Result{Final: "done <promise>COMPLETE</promise>"}, nil
+	})
+	e := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}})
+	if _, err := e.Run(rctx, "add a dark mode toggle"); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := st.LatestTask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := strings.Repeat("- task 1: an earlier task, done\n", 200)
+	if err := ws.Write(workspace.TaskHistory, history); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the iteration's start records, as Begin does: the large file
+	// under its own key the first time, the record alone after.
+	r := &run{taskID: tk.ID}
+	first := e.sealOwned(r)
+	if len(first) != 2 || first[0].Key != sealFileKey(tk.ID, workspace.TaskHistory) || first[0].Value != history {
+		t.Fatalf("first seal wrote %d values, want the history under its own key, then the record", len(first))
+	}
+	again := e.sealOwned(r)
+	if len(again) != 1 || again[0].Key != sealKey(tk.ID) || strings.Contains(again[0].Value, "earlier task") {
+		t.Fatalf("the seal of an unchanged history wrote %d values (%q…), want the small record alone", len(again), again[0].Key)
+	}
+	if err := st.StartIteration(ctx, tk.ID, 2, workspace.PhasePlan, "", first...); err != nil {
+		t.Fatal(err)
+	}
+	// The agent, killed while it ran, left its writes behind.
+	if err := ws.Write(workspace.TaskHistory, "rewritten by the agent\n"); err != nil {
+		t.Fatal(err)
+	}
+
+	var w warnings
+	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}, Reporter: &w}).Resume(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("resume ended %s: %s", out.Reason, out.Detail)
+	}
+	if !strings.Contains(w.String(), "the agent wrote .ralph/task-history.md") {
+		t.Errorf("warnings:\n%s", w.String())
+	}
+	got, _ := ws.Read(workspace.TaskHistory)
+	if !strings.HasPrefix(got, history) {
+		t.Errorf("task-history.md after the resume begins %q, want the sealed history", got[:min(len(got), 60)])
+	}
+	if _, kept, _ := st.State(ctx, sealFileKey(tk.ID, workspace.TaskHistory)); kept {
+		t.Error("the task's end left its sealed history in the store")
+	}
+}

@@ -472,6 +472,7 @@ func (e *Engine) finish(ctx context.Context, r *run, reason Reason, detail strin
 	if err := e.st.EndTask(wctx, r.taskID, status, string(reason), detail); err != nil {
 		e.log.Error("record task end", "err", err)
 	}
+	e.dropSealFiles(wctx, r)
 	e.closeStep(wctx, r, reason, detail)
 	if reason == Stopped {
 		_ = e.st.DeleteState(wctx, store.KeyStopRequest)

@@ -199,6 +199,9 @@ type run struct {
 	// agent runs; configHash is ralph.toml's hash then (guard.go).
 	seal       map[string]string
 	configHash string
+	// sealKept maps each large file of the seal to the hash of what this
+	// run last kept of it in the store (sealOwned).
+	sealKept map[string]string
 	// sealUsed is set once the agent's writes to the harness's files are
 	// undone, while the store still keeps the seal: it goes with the
 	// iteration's end, or before ralph writes those files itself (guard.go).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +50,33 @@ func TestStartIterationWithState(t *testing.T) {
 	}
 	if its, _ := s.Iterations(ctx, task); len(its) != 2 {
 		t.Errorf("iterations after a refused start: %d, want 2 (the start rolled back)", len(its))
+	}
+}
+
+// DeleteStatePrefix removes the keys that begin with its prefix, and no
+// other: not a key the prefix only begins, not one that sorts next to it.
+func TestDeleteStatePrefix(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTest(t)
+	keys := []string{"task:1:seal", "task:1:seal:task.md", "task:1:seal:task-history.md", "task:1:seal;", "task:10:seal:x", "task:1:seak"}
+	for _, k := range keys {
+		if err := s.SetState(ctx, k, "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteStatePrefix(ctx, "task:1:seal:"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		_, ok, err := s.State(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := !strings.HasPrefix(k, "task:1:seal:"); ok != want {
+			t.Errorf("key %q kept = %v, want %v", k, ok, want)
+		}
+	}
+	if err := s.DeleteStatePrefix(ctx, ""); err == nil {
+		t.Error("an empty prefix deleted everything")
 	}
 }

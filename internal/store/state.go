@@ -51,3 +51,19 @@ func (s *Store) DeleteState(ctx context.Context, key string) error {
 }
 
 const deleteState = `DELETE FROM state WHERE key = ?`
+
+// DeleteStatePrefix removes every key that begins with prefix, which
+// must not be empty.
+func (s *Store) DeleteStatePrefix(ctx context.Context, prefix string) error {
+	if prefix == "" || prefix[len(prefix)-1] == 0xff {
+		return fmt.Errorf("delete state %q…: not a prefix this can delete", prefix)
+	}
+	// The keys from prefix up to, not including, prefix with its last
+	// byte one higher: those that begin with prefix (keys compare as
+	// bytes).
+	end := prefix[:len(prefix)-1] + string([]byte{prefix[len(prefix)-1] + 1})
+	if _, err := s.exec(ctx, `DELETE FROM state WHERE key >= ? AND key < ?`, prefix, end); err != nil {
+		return fmt.Errorf("delete state %s…: %w", prefix, err)
+	}
+	return nil
+}
