@@ -235,7 +235,7 @@ func runSpecs(ctx context.Context, g *Globals, o *SpecsRunOptions, dir string) e
 	defer st.Close()
 	ctx = engine.RecordProcGroups(ctx, st, nil, func(argv0, note string) {
 		fmt.Fprintf(g.Stderr, "ralph: a process escaped: %s: %s\n", argv0, note)
-	})
+	}, nil)
 	snaps, err := snapshot.Open(ctx, ws.Root, g.Logger)
 	if err != nil {
 		return fmt.Errorf("open snapshots: %w", err)

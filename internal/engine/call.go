@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
@@ -41,6 +42,10 @@ func (e *Engine) callAgent(ctx context.Context, r *run, phase, system, user stri
 	chain := e.chain(r)
 	res, err := c.Call(ctx, chain, agent.Request{Dir: e.ws.Root, System: system, Prompt: user, Iteration: r.iteration, Sandbox: e.opt.Sandbox})
 	r.fallback = chain.Current
+	if err == nil && r.beginErr != nil {
+		err = r.beginErr
+	}
+	r.beginErr = nil
 	if err != nil {
 		return nil, err
 	}
@@ -72,13 +77,84 @@ type iterationSink struct {
 // again after a rate-limit wait, with the seal of the harness's files as
 // the agent finds them (guard.go) in the same transaction; the turn keeps
 // only the last run's tool calls and errors.
-func (s *iterationSink) Begin(ctx context.Context, _ agentcall.Attempt) error {
+//
+// For an agent that is a program, the start is recorded while the call
+// prepares it (its sandbox), and the program's start waits for the
+// record (RecordProcGroups, begun): an agent that runs in ralph's
+// process waits for it here.
+func (s *iterationSink) Begin(ctx context.Context, a agentcall.Attempt) error {
 	s.turn.calls, s.turn.errors = nil, nil
 	s.r.sealUsed = false // the seal written now replaces the one used
-	err := s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
-	if err != nil {
-		s.r.sealKept = nil // not written after all: the next seal writes them
+	start := func() error {
+		if beforeStartRecord != nil {
+			beforeStartRecord()
+		}
+		err := s.e.st.StartIteration(ctx, s.r.taskID, s.r.iteration, s.turn.phase, s.r.step.label(), s.e.sealOwned(s.r)...)
+		if err != nil {
+			s.r.sealKept = nil // not written after all: the next seal writes them
+		}
+		return err
 	}
+	if _, ok := a.Agent.(programAgent); !ok {
+		return start()
+	}
+	s.r.begun.start(start)
+	return nil
+}
+
+// beforeStartRecord, when set, runs before an iteration's start is
+// recorded (tests slow the record down with it).
+var beforeStartRecord func()
+
+// programAgent is an agent that runs as a program (cliagent's backends):
+// nothing of it acts before its process starts.
+type programAgent interface{ Program() string }
+
+// begun is an iteration's start (Begin) being recorded while the agent's
+// call prepares: every process the call starts waits for it.
+type begun struct {
+	mu   sync.Mutex
+	done chan struct{} // nil when none is under way or unfinished
+	err  error
+}
+
+// start records the start with fn, in the background.
+func (b *begun) start(fn func() error) {
+	done := make(chan struct{})
+	b.mu.Lock()
+	b.done, b.err = done, nil
+	b.mu.Unlock()
+	go func() {
+		err := fn()
+		b.mu.Lock()
+		b.err = err
+		b.mu.Unlock()
+		close(done)
+	}()
+}
+
+// wait waits for the start being recorded, if any, and returns its error
+// (RecordProcGroups refuses to start a process then).
+func (b *begun) wait() error {
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	<-done
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// finish waits for the start being recorded and forgets it, returning its
+// error.
+func (b *begun) finish() error {
+	err := b.wait()
+	b.mu.Lock()
+	b.done, b.err = nil, nil
+	b.mu.Unlock()
 	return err
 }
 
@@ -96,6 +172,9 @@ func (s *iterationSink) Event(ev agent.Event) {
 // harness's files before anything reads them again, and before the gates
 // run.
 func (s *iterationSink) End(ctx context.Context, _ agentcall.Attempt, _ agent.Result, _ error) {
+	if err := s.r.begun.finish(); err != nil && s.r.beginErr == nil {
+		s.r.beginErr = err // the agent did not start: callAgent returns it
+	}
 	s.e.flushEvents()
 	s.e.afterAgent(ctx, s.r)
 	s.e.guardHistory(ctx, s.r)

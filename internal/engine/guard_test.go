@@ -3,14 +3,19 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ralph-harness/ralph/internal/agent"
 	"github.com/ralph-harness/ralph/internal/gate"
 	"github.com/ralph-harness/ralph/internal/guard"
+	"github.com/ralph-harness/ralph/internal/proc"
 	"github.com/ralph-harness/ralph/internal/store"
 	"github.com/ralph-harness/ralph/internal/workspace"
 )
@@ -294,5 +299,62 @@ func TestResumeRestoresALargeSealedFile(t *testing.T) {
 	}
 	if _, kept, _ := st.State(ctx, sealFileKey(tk.ID, workspace.TaskHistory)); kept {
 		t.Error("the task's end left its sealed history in the store")
+	}
+}
+
+// programAgent runs argv as the agent, a program started through proc
+// (as cliagent's backends are), its output lines its text.
+type programFuncAgent struct{ argv, env []string }
+
+func (p programFuncAgent) Name() string    { return "program" }
+func (p programFuncAgent) Program() string { return p.argv[0] }
+func (p programFuncAgent) Run(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
+	var out []string
+	res, err := proc.Run(ctx, proc.Spec{Argv: p.argv, Dir: req.Dir, Env: p.env, OnLine: func(l string) {
+		out = append(out, l)
+		emit(agent.Event{Kind: agent.KindText, Text: l})
+	}})
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	return agent.Result{Final: strings.Join(out, "\n"), ToolCalls: 1}, err
+}
+
+// An agent that is a program starts only once its iteration's start and
+// the seal of the harness's files are in the store, however long they
+// take to record (they are recorded while the call prepares it); when
+// they cannot be, the program never starts and the run says why.
+func TestProgramAgentStartsAfterTheSeal(t *testing.T) {
+	ws, st := newBenchWorkspace(t, 1)
+	ctx := context.Background()
+	beforeStartRecord = func() { time.Sleep(300 * time.Millisecond) }
+	t.Cleanup(func() { beforeStartRecord = nil })
+	probe := programFuncAgent{argv: []string{os.Args[0]}, env: []string{sealProbeEnv + "=" + ws.Path(workspace.Database)}}
+	out, err := New(ws, st, Options{Agent: probe, Limits: Limits{MaxIterations: 2}}).Run(ctx, "add a dark mode toggle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := st.LatestTask(ctx)
+	its, err := st.Iterations(ctx, tk.ID)
+	if err != nil || len(its) != 2 {
+		t.Fatalf("iterations %+v, %v (run ended %s: %s)", its, err, out.Reason, out.Detail)
+	}
+	for _, it := range its {
+		if want := fmt.Sprintf("sealed true, iterations %d", it.Number); it.Final != want {
+			t.Errorf("iteration %d: the program found %q as it started, want %q", it.Number, it.Final, want)
+		}
+	}
+
+	// A start the store refuses: the program does not run.
+	ws2, st2 := newBenchWorkspace(t, 1)
+	beforeStartRecord = func() { st2.Close() }
+	marker := filepath.Join(t.TempDir(), "started")
+	touch := programFuncAgent{argv: []string{"sh", "-c", `touch "$0"`, marker}}
+	_, err = New(ws2, st2, Options{Agent: touch, Limits: Limits{MaxIterations: 1}}).Run(ctx, "add a dark mode toggle")
+	if err == nil || !strings.Contains(err.Error(), "start iteration") {
+		t.Errorf("run with a start the store refuses: %v, want the start's error", err)
+	}
+	if _, serr := os.Stat(marker); serr == nil {
+		t.Error("the program started though its iteration's start was not recorded")
 	}
 }

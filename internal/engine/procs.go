@@ -12,15 +12,22 @@ import (
 // RecordProcGroups returns a context under which every process group
 // started through package proc is recorded in st when it starts and marked
 // ended, with st's next write, when it ends (store.EndProcGroupLater), so
-// a later ralph can end the groups a dead ralph left running. where names the task and iteration a group belongs to
+// a later ralph can end the groups a dead ralph left running. ready, if
+// not nil, is waited for before each group is recorded; its error refuses
+// the start. where names the task and iteration a group belongs to
 // (nil for none); escaped, if not nil, hears about a process that left its
 // group holding the output (proc.Result.EscapeNote), from the goroutine
 // that ran it.
-func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID int64, iteration int), escaped func(argv0, note string)) context.Context {
+func RecordProcGroups(ctx context.Context, st *store.Store, where func() (taskID int64, iteration int), escaped func(argv0, note string), ready func() error) context.Context {
 	pid, start := proc.Self()
 	// Records outlive a cancelled run: the row must say the group ended.
 	bg := context.WithoutCancel(ctx)
 	return proc.WithStartHook(ctx, func(s proc.Started) proc.Recording {
+		if ready != nil {
+			if err := ready(); err != nil {
+				return proc.Recording{Refused: err}
+			}
+		}
 		// On record before the group starts, by its token: a kill of
 		// ralph and its supervisor right after the start leaves nothing
 		// a later ralph cannot find.
@@ -80,7 +87,7 @@ func (x *escapes) take() []string {
 // withProcRecording records the process groups the loop starts under the
 // run's task and current iteration.
 func (e *Engine) withProcRecording(ctx context.Context, r *run) context.Context {
-	return RecordProcGroups(ctx, e.st, func() (int64, int) { return r.taskID, r.iteration }, r.escapes.add)
+	return RecordProcGroups(ctx, e.st, func() (int64, int) { return r.taskID, r.iteration }, r.escapes.add, r.begun.wait)
 }
 
 // reportEscapes records and shows, one line each, the processes that left

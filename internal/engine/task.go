@@ -199,6 +199,10 @@ type run struct {
 	// agent runs; configHash is ralph.toml's hash then (guard.go).
 	seal       map[string]string
 	configHash string
+	// begun is the iteration's start being recorded while the agent's
+	// call prepares, and beginErr how that failed (call.go).
+	begun    begun
+	beginErr error
 	// sealKept maps each large file of the seal to the hash of what this
 	// run last kept of it in the store (sealOwned).
 	sealKept map[string]string

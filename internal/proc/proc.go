@@ -182,10 +182,13 @@ type Started struct {
 type StartHook func(Started) Recording
 
 // Recording is what a StartHook wants to hear about the group it was
-// told of; either function may be nil.
+// told of; either function may be nil. A Recording that Refuses the
+// start makes Run start nothing and return that error (Done is not
+// called).
 type Recording struct {
 	Started func(Started)
 	Done    func(Result)
+	Refused error
 }
 
 type hookKey struct{}
@@ -363,6 +366,13 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	var rec Recording
 	if hook, ok := ctx.Value(hookKey{}).(StartHook); ok {
 		rec = hook(Started{Token: token, Argv0: s.Argv[0]})
+	}
+	if rec.Refused != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return Result{}, fmt.Errorf("run %s: %w", s.Argv[0], rec.Refused)
 	}
 	start := time.Now()
 	var pgid int
