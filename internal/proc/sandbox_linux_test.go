@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,5 +295,38 @@ func TestRunSandboxRulesetFollowsAWorkspaceMadeAgain(t *testing.T) {
 	}
 	if got := write(); strings.Join(got, ",") != ws {
 		t.Errorf("after the workspace was made again, wrote %q, want only the new workspace", got)
+	}
+}
+
+// A path of the policy beneath a writable directory is one the agent can
+// replace: a symbolic link it put there, to a directory outside, grants
+// nothing outside, though the policy names the link's path to read.
+func TestRunSandboxIgnoresALinkPlantedBeneathTheWorkspace(t *testing.T) {
+	if !sandbox.Probe().Available() {
+		t.Skip("no Landlock here")
+	}
+	supervisorPID(t)
+	ws, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "tools")); err != nil {
+		t.Fatal(err)
+	}
+	pol := sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", filepath.Join(ws, "tools")}, Write: []string{ws}, Devices: []string{"/dev"}}
+	var out []string
+	res, err := Run(context.Background(), Spec{
+		Argv: []string{"sh", "-c", `cat tools/secret; echo in > inside && echo wrote`}, Dir: ws,
+		OnLine: func(l string) { out = append(out, l) }, Ruleset: ruleset(t, pol),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.Join(out, "\n"), "s3cret") || !strings.Contains(res.Stderr, "Permission denied") {
+		t.Errorf("the secret was read through the link: out %q, stderr %q", out, res.Stderr)
+	}
+	if !slices.Contains(out, "wrote") {
+		t.Errorf("the workspace was not writable: out %q, stderr %q", out, res.Stderr)
 	}
 }

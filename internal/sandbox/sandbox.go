@@ -19,6 +19,10 @@
 //   - nothing else: the rest of $HOME (~/.ssh, ~/.aws, other
 //     repositories) and of /tmp is out of reach.
 //
+// A path of the policy beneath a writable one is left out: the agent can
+// put a symbolic link there, and a rule made from it would grant where
+// the link leads.
+//
 // With network "model" the agent may connect over TCP only to port 443
 // and the ports of its model endpoints, and may not listen on any port.
 // Landlock filters ports, not hosts.
@@ -153,6 +157,33 @@ type Policy struct {
 	// Ports, when not nil, are the only TCP ports it may connect to; it
 	// may then listen on none.
 	Ports []uint16 `json:"ports,omitempty"`
+}
+
+// withoutNested returns p without the paths that lie beneath one of its
+// Write paths (the roots kept): what is beneath a writable directory is
+// the agent's to replace, by a symbolic link to anywhere, and a rule made
+// from such a path would follow the link and grant its target; the
+// directory's own rule already grants what is really beneath it.
+func (p Policy) withoutNested() Policy {
+	beneath := func(path string) bool {
+		for _, w := range p.Write {
+			w = filepath.Clean(w)
+			if rest, ok := strings.CutPrefix(filepath.Clean(path), w); ok && (w == "/" && rest != "" || strings.HasPrefix(rest, "/")) {
+				return true
+			}
+		}
+		return false
+	}
+	keep := func(paths []string) []string {
+		var out []string
+		for _, path := range paths {
+			if !beneath(path) {
+				out = append(out, path)
+			}
+		}
+		return out
+	}
+	return Policy{Read: keep(p.Read), Write: keep(p.Write), Devices: keep(p.Devices), Ports: p.Ports}
 }
 
 // Ruleset returns the Landlock ruleset that confines a process to p, as

@@ -41,6 +41,7 @@ func ruleset(p Policy) (*os.File, error) {
 	if p.Ports != nil && st.ABI < 4 {
 		return nil, fmt.Errorf("restricting the network needs Landlock ABI 4, the kernel has %d", st.ABI)
 	}
+	p = p.withoutNested()
 	read, write, devices := identify(p.Read), identify(p.Write), identify(p.Devices)
 	key := p.key()
 	ids := slices.Concat(read, write, devices)
@@ -142,6 +143,10 @@ func (p Policy) key() string {
 // device: the same device and inode is the very file the rule grants, and
 // the kept ruleset grants what a new one would. A path that leads
 // elsewhere now (a directory made again, a link changed) makes a new one.
+// (A file system unmounted and mounted again may give its files the old
+// numbers: the kept rules then grant less, never more.) No path of a
+// policy is one the agent can replace (withoutNested), so none changes
+// between the look and the rule made from it but by the user's hand.
 var made = madeRulesets{max: 8}
 
 type madeRulesets struct {

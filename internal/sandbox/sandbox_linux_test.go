@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -57,7 +58,7 @@ func TestRulesetKeptWhilePathsStay(t *testing.T) {
 		t.Error("a workspace made again kept the ruleset of the one removed")
 	}
 	for i := range made.max + 2 {
-		call(Policy{Read: []string{"/usr"}, Write: []string{ws}, Ports: []uint16{uint16(1000 + i)}})
+		call(Policy{Read: []string{"/usr", filepath.Join(t.TempDir(), strconv.Itoa(i))}, Write: []string{ws}})
 	}
 	made.Lock()
 	n := len(made.kept)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -308,4 +309,28 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A policy keeps no path beneath one of its writable ones, and keeps the
+// writable roots themselves, whatever their spelling.
+func TestPolicyWithoutNested(t *testing.T) {
+	p := Policy{
+		Read:    []string{"/usr", "/home/u/ws/node_modules", "/home/u/ws2", "/home/u/.claude/local/bin", "/home/u/.gitconfig"},
+		Write:   []string{"/home/u/ws/", "/home/u/.claude", "/home/u/ws/build", "/tmp/ralph-agent-1"},
+		Devices: []string{"/dev"},
+		Ports:   []uint16{443},
+	}
+	got := p.withoutNested()
+	want := Policy{
+		Read:    []string{"/usr", "/home/u/ws2", "/home/u/.gitconfig"},
+		Write:   []string{"/home/u/ws/", "/home/u/.claude", "/tmp/ralph-agent-1"},
+		Devices: []string{"/dev"},
+		Ports:   []uint16{443},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("withoutNested:\n got %+v\nwant %+v", got, want)
+	}
+	if all := (Policy{Read: []string{"/usr"}, Write: []string{"/"}}).withoutNested(); len(all.Read) != 0 || len(all.Write) != 1 {
+		t.Errorf("under a writable /: %+v, want / alone", all)
+	}
 }
