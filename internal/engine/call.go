@@ -113,23 +113,25 @@ type programAgent interface{ Program() string }
 // begun is an iteration's start (Begin) being recorded while the agent's
 // call prepares: every process the call starts waits for it.
 type begun struct {
-	mu   sync.Mutex
-	done chan struct{} // nil when none is under way or unfinished
+	mu  sync.Mutex
+	cur *beginRecord // nil when none is under way or unfinished
+}
+
+// beginRecord is one start being recorded: err is set before done closes.
+type beginRecord struct {
+	done chan struct{}
 	err  error
 }
 
 // start records the start with fn, in the background.
 func (b *begun) start(fn func() error) {
-	done := make(chan struct{})
+	rec := &beginRecord{done: make(chan struct{})}
 	b.mu.Lock()
-	b.done, b.err = done, nil
+	b.cur = rec
 	b.mu.Unlock()
 	go func() {
-		err := fn()
-		b.mu.Lock()
-		b.err = err
-		b.mu.Unlock()
-		close(done)
+		rec.err = fn()
+		close(rec.done)
 	}()
 }
 
@@ -137,25 +139,27 @@ func (b *begun) start(fn func() error) {
 // (RecordProcGroups refuses to start a process then).
 func (b *begun) wait() error {
 	b.mu.Lock()
-	done := b.done
+	rec := b.cur
 	b.mu.Unlock()
-	if done == nil {
+	if rec == nil {
 		return nil
 	}
-	<-done
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.err
+	<-rec.done
+	return rec.err
 }
 
 // finish waits for the start being recorded and forgets it, returning its
 // error.
 func (b *begun) finish() error {
-	err := b.wait()
 	b.mu.Lock()
-	b.done, b.err = nil, nil
+	rec := b.cur
+	b.cur = nil
 	b.mu.Unlock()
-	return err
+	if rec == nil {
+		return nil
+	}
+	<-rec.done
+	return rec.err
 }
 
 func (s *iterationSink) Event(ev agent.Event) {

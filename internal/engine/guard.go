@@ -315,17 +315,22 @@ func (e *Engine) dropSeal(ctx context.Context, r *run) {
 	if !r.sealUsed {
 		return
 	}
+	wctx, cancel := detached(ctx)
+	defer cancel()
+	if err := e.st.DeleteState(wctx, sealKey(r.taskID)); err != nil {
+		e.log.Error("forget the seal of the harness's files", "err", err)
+		return
+	}
 	r.sealUsed = false
-	_ = e.st.DeleteState(ctx, sealKey(r.taskID))
 }
 
 // usedSeal returns the store's seal key for the iteration's end to delete
-// when the agent's writes were undone against it, and forgets it.
+// when the agent's writes were undone against it; the end clears
+// r.sealUsed once it is recorded, or drops the seal itself (dropSeal).
 func (e *Engine) usedSeal(r *run) []string {
 	if !r.sealUsed {
 		return nil
 	}
-	r.sealUsed = false
 	return []string{sealKey(r.taskID)}
 }
 

@@ -367,6 +367,9 @@ func (e *Engine) endIteration(ctx context.Context, r *run, phase, outcome string
 	}, e.usedSeal(r)...)
 	if err != nil {
 		e.log.Error("record iteration", "err", err)
+		e.dropSeal(wctx, r) // the iteration's end did not take it
+	} else {
+		r.sealUsed = false // deleted with the end
 	}
 	r.cost += res.Usage.CostUSD
 }

@@ -175,9 +175,12 @@ func checkHistory(ctx context.Context, dir string, o Origin, m HistoryMark, keep
 		return HistoryReport{}, now, err
 	}
 	rep := HistoryReport{Branch: strings.TrimPrefix(o.Branch, "refs/heads/")}
-	if m.read != 0 && now.read == m.read {
-		// The very read the mark was taken from: the files holding the
-		// refs have not changed since, so nothing has moved.
+	if m.read != 0 && now.read == m.read && (o.Head == "" || now.tip != "" && (o.Branch == "" || now.ref == o.Branch)) {
+		// The very read the mark was taken from, which found the branch
+		// where the task started it: the files holding the refs have not
+		// changed since, so nothing has moved. (A read that found HEAD
+		// switched or the branch gone is judged again, and put back
+		// again.)
 		return rep, now, nil
 	}
 	bad := false // the guarded tip lost the task's start

@@ -178,3 +178,30 @@ func BenchmarkHistoryUnchanged(b *testing.B) {
 		})
 	}
 }
+
+// A branch switch the check could not put back (another git held the
+// index's lock) is reported again by the next check, though its read is
+// the one the mark was then taken from.
+func TestHistoryUnrepairedSwitchReportedAgain(t *testing.T) {
+	ctx := context.Background()
+	r := newHistoryRepo(t)
+	o, m := r.start()
+	r.git("checkout", "-q", "--detach", "HEAD")
+	lock := filepath.Join(r.dir, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, m, err := guard.History(ctx, r.dir, o, m, "k1")
+	if err != nil || rep.Switched == "" || len(rep.Problems) == 0 {
+		t.Fatalf("History of a switch it cannot put back = %q, problems %q, %v; want the switch and a problem", rep, rep.Problems, err)
+	}
+	// Aged, the ref files' read is reused: the one the mark came from.
+	r.age()
+	if _, m, err = guard.History(ctx, r.dir, o, m, "k2"); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, err = guard.History(ctx, r.dir, o, m, "k3")
+	if err != nil || rep.Switched == "" {
+		t.Errorf("the next check = %q, %v; want the switch reported again", rep, err)
+	}
+}

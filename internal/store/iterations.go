@@ -37,7 +37,7 @@ func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, ph
 	if err != nil {
 		return fmt.Errorf("start iteration: %w", err)
 	}
-	if len(with) == 0 {
+	if len(with) == 0 && !s.ended.any() {
 		_, err = start.ExecContext(ctx, taskID, number, phase, step, s.stamp())
 	} else {
 		var set *sql.Stmt
