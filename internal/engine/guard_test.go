@@ -40,16 +40,19 @@ func (w *warnings) String() string {
 	return strings.Join(w.lines, "\n")
 }
 
-// An agent killed mid-iteration leaves its write of task.md behind; the
-// resume undoes it against the seal the store kept, before the agent runs
-// again, and says it happened while ralph was not running.
-func TestResumeUndoesWhatAKilledAgentWrote(t *testing.T) {
+// killedTask runs a task whose first agent run stands for a kill (the
+// task stays open, as a kill leaves it) and returns the workspace, its
+// store, the agent (which completes the task on any later iteration, and
+// records each prompt in *seen) and the task.
+func killedTask(t *testing.T, seen *[]string) (*workspace.Workspace, *store.Store, agent.Agent, store.Task) {
+	t.Helper()
 	ws, st := newBenchWorkspace(t, 1)
 	ctx := context.Background()
-	var seen []string
 	rctx, cancel := context.WithCancel(ctx)
 	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-		seen = append(seen, req.Prompt)
+		if seen != nil {
+			*seen = append(*seen, req.Prompt)
+		}
 		if req.Iteration == 1 {
 			cancel() // stands for the kill: the task stays open
 			return agent.Result{}, context.Canceled
@@ -64,6 +67,16 @@ func TestResumeUndoesWhatAKilledAgentWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ws, st, ag, tk
+}
+
+// An agent killed mid-iteration leaves its write of task.md behind; the
+// resume undoes it against the seal the store kept, before the agent runs
+// again, and says it happened while ralph was not running.
+func TestResumeUndoesWhatAKilledAgentWrote(t *testing.T) {
+	ctx := context.Background()
+	var seen []string
+	ws, st, ag, tk := killedTask(t, &seen)
 	// What a kill while the agent ran leaves: the seal in the store, and
 	// the agent's write in the tree.
 	seal, err := guard.TakeSeal(ws.Root)
@@ -239,25 +252,9 @@ func TestSealGoneBeforeTheHarnessWrites(t *testing.T) {
 // own, written only when it changed since this run wrote it; a resume
 // after a kill while the agent ran restores it from there, exactly.
 func TestResumeRestoresALargeSealedFile(t *testing.T) {
-	ws, st := newBenchWorkspace(t, 1)
 	ctx := context.Background()
-	rctx, cancel := context.WithCancel(ctx)
-	ag := agentFunc(func(ctx context.Context, req agent.Request, emit func(agent.Event)) (agent.Result, error) {
-		if req.Iteration == 1 {
-			cancel() // stands for the kill: the task stays open
-			return agent.Result{}, context.Canceled
-		}
-		_ = workspace.WriteFile(req.Dir+"/.ralph/summary.md", []byte("Done\n"))
-		return agent.Result{Final: "done <promise>COMPLETE</promise>"}, nil
-	})
+	ws, st, ag, tk := killedTask(t, nil)
 	e := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}})
-	if _, err := e.Run(rctx, "add a dark mode toggle"); err != nil {
-		t.Fatal(err)
-	}
-	tk, err := st.LatestTask(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	history := strings.Repeat("- task 1: an earlier task, done\n", 200)
 	if err := ws.Write(workspace.TaskHistory, history); err != nil {
 		t.Fatal(err)
