@@ -545,6 +545,7 @@ func watchEnd(sup *supervisor, pid int) (stop func()) {
 		return func() {}
 	}
 	stopped := make(chan struct{})
+	grace := statusGrace // read here: the watch may outlive its Run
 	go func() {
 		defer func() {
 			unix.Close(p[0])
@@ -561,7 +562,7 @@ func watchEnd(sup *supervisor, pid int) (stop func()) {
 		}
 		select {
 		case <-stopped:
-		case <-time.After(statusGrace):
+		case <-time.After(grace):
 			persistent.Lock()
 			retire(sup, true)
 			persistent.Unlock()
