@@ -114,7 +114,7 @@ type programAgent interface{ Program() string }
 // call prepares: every process the call starts waits for it.
 type begun struct {
 	mu  sync.Mutex
-	cur *beginRecord // nil when none is under way or unfinished
+	cur *beginRecord // nil when none is being recorded, or once End took it
 }
 
 // beginRecord is one start being recorded: err is set before done closes.
@@ -141,11 +141,7 @@ func (b *begun) wait() error {
 	b.mu.Lock()
 	rec := b.cur
 	b.mu.Unlock()
-	if rec == nil {
-		return nil
-	}
-	<-rec.done
-	return rec.err
+	return rec.wait()
 }
 
 // finish waits for the start being recorded and forgets it, returning its
@@ -155,6 +151,11 @@ func (b *begun) finish() error {
 	rec := b.cur
 	b.cur = nil
 	b.mu.Unlock()
+	return rec.wait()
+}
+
+// wait waits for rec, if there is one, and returns its error.
+func (rec *beginRecord) wait() error {
 	if rec == nil {
 		return nil
 	}

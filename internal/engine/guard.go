@@ -236,8 +236,7 @@ func (e *Engine) sealOwned(r *run) []store.StateValue {
 			rec.Files[name] = content
 			continue
 		}
-		sum := sha256.Sum256([]byte(content))
-		h := hex.EncodeToString(sum[:])
+		h := contentHash(content)
 		if rec.Large == nil {
 			rec.Large = map[string]string{}
 		}
@@ -280,8 +279,7 @@ func (rec sealRecord) files(ctx context.Context, st *store.Store, taskID int64) 
 	}
 	for name, h := range rec.Large {
 		content, ok, err := st.State(ctx, sealFileKey(taskID, name))
-		sum := sha256.Sum256([]byte(content))
-		if err != nil || !ok || hex.EncodeToString(sum[:]) != h {
+		if err != nil || !ok || contentHash(content) != h {
 			return nil, false
 		}
 		s[name] = content
@@ -407,7 +405,12 @@ func fileHash(path string) string {
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
+	return contentHash(string(b))
+}
+
+// contentHash is the hex SHA-256 of content.
+func contentHash(content string) string {
+	sum := sha256.Sum256([]byte(content))
 	return hex.EncodeToString(sum[:])
 }
 

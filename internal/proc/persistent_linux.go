@@ -33,10 +33,10 @@ import (
 // its pid and start time, waits for it to end, kills what is left of its
 // group (as Run does next) and replies with its wait status. Ralph keeps
 // a connection whose program's end was reported (a few, idle) for a next
-// program, which the supervisor is then already waiting for on it. A confined
-// program is started from a goroutine locked to an OS thread of its own,
-// the thread alone restricted and then discarded, so that the ruleset
-// holds for that program and what it starts and for no other.
+// program, which the supervisor is then already waiting for on it. A
+// confined program is started from a goroutine locked to an OS thread of
+// its own, the thread alone restricted and then discarded, so that the
+// ruleset holds for that program and what it starts and for no other.
 //
 // The supervisor ends every group it started (SIGTERM, then SIGKILL after
 // reapGrace) and exits when ralph is gone: the control socket reads end

@@ -33,32 +33,40 @@ type Iteration struct {
 // with the iteration it belongs to). Starting the same number twice (a
 // retry after a rate limit) resets its row.
 func (s *Store) StartIteration(ctx context.Context, taskID int64, number int, phase, step string, with ...StateValue) error {
-	start, err := s.stmt(ctx, startIteration)
-	if err != nil {
-		return fmt.Errorf("start iteration: %w", err)
-	}
-	if len(with) == 0 && !s.ended.any() {
-		_, err = start.ExecContext(ctx, taskID, number, phase, step, s.stamp())
+	var err error
+	if len(with) == 0 {
+		_, err = s.exec(ctx, startIteration, taskID, number, phase, step, s.stamp())
 	} else {
-		var set *sql.Stmt
-		if set, err = s.stmt(ctx, setState); err == nil {
-			err = s.tx(ctx, func(tx *sql.Tx) error {
-				if _, err := tx.StmtContext(ctx, start).ExecContext(ctx, taskID, number, phase, step, s.stamp()); err != nil {
-					return err
-				}
-				for _, kv := range with {
-					if _, err := tx.StmtContext(ctx, set).ExecContext(ctx, kv.Key, kv.Value, s.stamp()); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}
+		err = s.startWith(ctx, []any{taskID, number, phase, step, s.stamp()}, with)
 	}
 	if err != nil {
 		return fmt.Errorf("start iteration: %w", err)
 	}
 	return nil
+}
+
+// startWith runs startIteration with args and sets the state of with, in
+// one transaction.
+func (s *Store) startWith(ctx context.Context, args []any, with []StateValue) error {
+	start, err := s.stmt(ctx, startIteration)
+	if err != nil {
+		return err
+	}
+	set, err := s.stmt(ctx, setState)
+	if err != nil {
+		return err
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.StmtContext(ctx, start).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		for _, kv := range with {
+			if _, err := tx.StmtContext(ctx, set).ExecContext(ctx, kv.Key, kv.Value, s.stamp()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 const startIteration = `
