@@ -70,6 +70,22 @@ func killedTask(t *testing.T, seen *[]string) (*workspace.Workspace, *store.Stor
 	return ws, st, ag, tk
 }
 
+// resumeCompletes resumes the task a kill left open (killedTask) and
+// fails the test unless the resume completes it; it returns the outcome
+// and the warnings the resume showed.
+func resumeCompletes(t *testing.T, ws *workspace.Workspace, st *store.Store, ag agent.Agent) (Outcome, *warnings) {
+	t.Helper()
+	w := &warnings{}
+	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}, Reporter: w}).Resume(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != Completed {
+		t.Fatalf("resume ended %s: %s", out.Reason, out.Detail)
+	}
+	return out, w
+}
+
 // An agent killed mid-iteration leaves its write of task.md behind; the
 // resume undoes it against the seal the store kept, before the agent runs
 // again, and says it happened while ralph was not running.
@@ -91,14 +107,7 @@ func TestResumeUndoesWhatAKilledAgentWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var w warnings
-	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}, Reporter: &w}).Resume(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Reason != Completed {
-		t.Fatalf("resume ended %s: %s", out.Reason, out.Detail)
-	}
+	out, w := resumeCompletes(t, ws, st, ag)
 	if !strings.Contains(w.String(), "the agent wrote .ralph/task.md; the task is the one ralph was given (undone) while ralph was not running") {
 		t.Errorf("warnings:\n%s", w.String())
 	}
@@ -269,7 +278,7 @@ func TestResumeRestoresALargeSealedFile(t *testing.T) {
 	}
 	again := e.sealOwned(r)
 	if len(again) != 1 || again[0].Key != sealKey(tk.ID) || strings.Contains(again[0].Value, "earlier task") {
-		t.Fatalf("the seal of an unchanged history wrote %d values (%q…), want the small record alone", len(again), again[0].Key)
+		t.Fatalf("the seal of an unchanged history wrote %+v, want the small record alone", again)
 	}
 	if err := st.StartIteration(ctx, tk.ID, 2, workspace.PhasePlan, "", first...); err != nil {
 		t.Fatal(err)
@@ -279,14 +288,7 @@ func TestResumeRestoresALargeSealedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var w warnings
-	out, err := New(ws, st, Options{Agent: ag, Gates: []gate.Gate{gate.HasSummary{}}, Reporter: &w}).Resume(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Reason != Completed {
-		t.Fatalf("resume ended %s: %s", out.Reason, out.Detail)
-	}
+	_, w := resumeCompletes(t, ws, st, ag)
 	if !strings.Contains(w.String(), "the agent wrote .ralph/task-history.md") {
 		t.Errorf("warnings:\n%s", w.String())
 	}
